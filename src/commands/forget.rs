@@ -1,0 +1,124 @@
+//! `mem forget` and `mem restore`: move a memory to the root's `.trash/` and
+//! back. Nothing is deleted; the newest trashed copy is the one restored.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::roots::Scope;
+use crate::write::{move_file, trash_dir};
+
+/// Move a memory to the trash (restorable with `mem restore`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  mem forget facts/node-version-18")]
+pub struct Args {
+    /// The memory, as <category>/<slug>
+    pub path: String,
+}
+
+/// Bring back the newest trashed copy of a memory.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  mem restore facts/node-version-18")]
+pub struct RestoreArgs {
+    /// The memory, as <category>/<slug>
+    pub path: String,
+}
+
+/// A move between the live tree and the trash.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub action: &'static str,
+    pub path: String,
+    pub scope: Scope,
+    pub from: PathBuf,
+    pub to: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+/// Move the visible copy of the memory to `.trash/<category>/<slug>.<ms>.md`.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let rel = RelPath::parse(&args.path)?;
+    let Some((root, from)) = ctx.locate(&rel)? else {
+        return Err(
+            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
+        );
+    };
+    let dir = trash_dir(&root.dir, &rel);
+    let mut ms = ctx.now_ms;
+    let mut to = dir.join(format!("{}.{ms}.md", rel.slug));
+    while to.symlink_metadata().is_ok() {
+        ms += 1;
+        to = dir.join(format!("{}.{ms}.md", rel.slug));
+    }
+    move_file(&root.dir, &from, &to)?;
+    let mut warnings = Vec::new();
+    if root.scope == Scope::Project && rel.under(&ctx.roots.global.dir).is_file() {
+        warnings.push(format!("the global {rel} is visible again"));
+    }
+    Ok(Report { action: "forgot", path: rel.file(), scope: root.scope, from, to, warnings })
+}
+
+/// Move the newest trashed copy back, refusing to replace a live file.
+pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Report> {
+    let rel = RelPath::parse(&args.path)?;
+    let found = ctx
+        .read_roots()?
+        .into_iter()
+        .find_map(|root| newest_trashed(&trash_dir(&root.dir, &rel), &rel.slug).map(|f| (root, f)));
+    let Some((root, from)) = found else {
+        return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
+            .hint("`mem forget` puts memories in <root>/.trash/; check the path"));
+    };
+    let to = rel.under(&root.dir);
+    if to.symlink_metadata().is_ok() {
+        return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(
+            format!("forget or rename the live file first; the trashed copy is {}", from.display()),
+        ));
+    }
+    move_file(&root.dir, &from, &to)?;
+    Ok(Report {
+        action: "restored",
+        path: rel.file(),
+        scope: root.scope,
+        from,
+        to,
+        warnings: vec![],
+    })
+}
+
+/// The trashed `<slug>.<ms>.md` with the largest `ms`.
+fn newest_trashed(dir: &Path, slug: &str) -> Option<PathBuf> {
+    let prefix = format!("{slug}.");
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let ms: i64 = name.strip_prefix(&prefix)?.strip_suffix(".md")?.parse().ok()?;
+            Some((ms, e.path()))
+        })
+        .max()
+        .map(|(_, path)| path)
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        let mut out = format!("{} {} {}\n", self.action, self.scope.name(), style.path(&self.path));
+        if self.action == "forgot" {
+            out.push_str(&format!("  moved to {}\n", self.to.display()));
+            out.push_str(&format!("  undo: mem restore {}\n", self.path.trim_end_matches(".md")));
+        } else {
+            out.push_str(&format!("  from {}\n", self.from.display()));
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}

@@ -1,0 +1,94 @@
+//! `mem history`: the saved versions of one memory, newest first.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::roots::Scope;
+use crate::time::{Lang, relative_age};
+use crate::write::history_dir;
+
+/// List the saved versions of a memory (written by `mem remember` before each update).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  mem history decisions/store-format")]
+pub struct Args {
+    /// The memory, as <category>/<slug>
+    pub path: String,
+}
+
+/// One saved version.
+#[derive(Debug, Clone, Serialize)]
+pub struct Version {
+    /// The `updated` time of that version, epoch ms.
+    pub updated: i64,
+    pub age: String,
+    pub file: PathBuf,
+    pub bytes: u64,
+}
+
+/// The versions found.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub path: String,
+    pub scope: Option<Scope>,
+    pub versions: Vec<Version>,
+}
+
+/// Saved versions of `rel` in every selected root, newest first.
+pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
+    let mut out = Vec::new();
+    for root in ctx.read_roots()? {
+        let Ok(entries) = fs::read_dir(history_dir(&root.dir, rel)) else { continue };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".md") else { continue };
+            let Ok(updated) = stem.split('-').next().unwrap_or("").parse::<i64>() else { continue };
+            let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            let age = relative_age(updated, ctx.now_ms, Lang::En);
+            out.push((root.scope, Version { updated, age, file: entry.path(), bytes }));
+        }
+    }
+    out.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then_with(|| b.1.file.cmp(&a.1.file)));
+    Ok(out)
+}
+
+/// List the versions.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let rel = RelPath::parse(&args.path)?;
+    let live = ctx.locate(&rel)?;
+    let versions = versions(ctx, &rel)?;
+    if live.is_none() && versions.is_empty() {
+        return Err(Error::input(format!("{rel}: no such memory and no saved versions"))
+            .hint("check the path with `mem list`"));
+    }
+    let scope = live.map(|(r, _)| r.scope).or(versions.first().map(|v| v.0));
+    let versions = versions.into_iter().map(|(_, v)| v).collect();
+    Ok(Report { path: rel.file(), scope, versions })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        if self.versions.is_empty() {
+            return format!("{}: no saved versions yet\n", style.path(&self.path));
+        }
+        let mut out = format!(
+            "{} — {} saved version(s), newest first\n",
+            style.path(&self.path),
+            self.versions.len()
+        );
+        for v in &self.versions {
+            out.push_str(&format!(
+                "  {}  {:<14}  {}\n",
+                v.updated,
+                v.age,
+                style.dim(&v.file.display().to_string())
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,105 @@
+//! `mem init`: create a root with ROOT.md, the default categories and a
+//! `.gitignore` for the derived files.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::context::{Context, Selection};
+use crate::error::{Error, Result};
+use crate::output::Style;
+use crate::roots::Scope;
+use crate::write::write_atomic;
+
+/// The categories every new root starts with.
+pub const DEFAULT_CATEGORIES: [&str; 6] =
+    ["rules", "decisions", "pitfalls", "preferences", "facts", "references"];
+
+const ROOT_EN: &str = include_str!("../../templates/root.en.md");
+const ROOT_ZH: &str = include_str!("../../templates/root.zh.md");
+const GITIGNORE: &str = include_str!("../../templates/gitignore");
+
+/// Create a memory root (the project's `.memory/`, or the global one with --global).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  mem init\n  mem init --lang zh\n  mem init --global")]
+pub struct Args {
+    /// Language of the ROOT.md template
+    #[arg(long, value_enum, default_value = "en")]
+    pub lang: Lang,
+}
+
+/// The languages templates exist for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+/// The ROOT.md template for a language.
+pub fn root_template(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => ROOT_EN,
+        Lang::Zh => ROOT_ZH,
+    }
+}
+
+/// What init created.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub scope: Scope,
+    pub root: PathBuf,
+    pub lang: Lang,
+    pub categories: Vec<&'static str>,
+}
+
+/// Create the root.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let (scope, dir) = match (ctx.selection, &ctx.roots.project) {
+        (Selection::GlobalOnly, _) => (Scope::Global, ctx.roots.global.dir.clone()),
+        (_, Some(p)) if ctx.roots.project_named => (Scope::Project, p.dir.clone()),
+        _ => (Scope::Project, ctx.cwd.join(".memory")),
+    };
+    let root_md = dir.join("ROOT.md");
+    if root_md.exists() {
+        return Err(Error::input(format!("{} already exists", root_md.display()))
+            .hint("this root is already set up; edit ROOT.md by hand, or remove it first"));
+    }
+    write_atomic(&dir, &root_md, root_template(args.lang).as_bytes())?;
+    let gitignore = dir.join(".gitignore");
+    if !gitignore.exists() {
+        write_atomic(&dir, &gitignore, GITIGNORE.as_bytes())?;
+    }
+    for category in DEFAULT_CATEGORIES {
+        let path = dir.join(category);
+        std::fs::create_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(Report { scope, root: dir, lang: args.lang, categories: DEFAULT_CATEGORIES.to_vec() })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        format!(
+            "created {} root {}\n  categories: {}\n  next: mem remember <category>/<slug> \"what to remember\"\n",
+            self.scope.name(),
+            style.path(&self.root.display().to_string()),
+            self.categories.join(", "),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_hold_both_empty_regions() {
+        for lang in [Lang::En, Lang::Zh] {
+            let t = root_template(lang);
+            for label in ["registry", "routing"] {
+                let begin = format!("<!-- auto:begin {label} -->\n<!-- auto:end -->");
+                assert!(t.contains(&begin), "{lang:?} lacks {label}");
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! `mem inspect`: without a path, the roots and their health; with one, a
+//! memory with its metadata, version chain and saved versions.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::commands::history::{Version, versions};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::frontmatter::Document;
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::roots::Scope;
+use crate::scan::{Problem, Tree, scan_all};
+
+/// Show the roots, counts, shadowed files and problems; or one memory in full.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  mem inspect\n  mem inspect decisions/orm-drizzle --json")]
+pub struct Args {
+    /// A memory, as <category>/<slug>
+    pub path: Option<String>,
+}
+
+/// A root as inspect sees it.
+#[derive(Debug, Serialize)]
+pub struct RootInfo {
+    pub scope: Scope,
+    pub dir: PathBuf,
+    pub exists: bool,
+    pub memories: usize,
+    pub categories: BTreeMap<String, usize>,
+}
+
+/// The overview.
+#[derive(Debug, Serialize)]
+pub struct Overview {
+    pub roots: Vec<RootInfo>,
+    pub shadowed: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+/// One link of a version chain.
+#[derive(Debug, Serialize)]
+pub struct Link {
+    pub path: String,
+    pub title: Option<String>,
+}
+
+/// One memory in full.
+#[derive(Debug, Serialize)]
+pub struct Detail {
+    pub memory: Memory,
+    pub file: PathBuf,
+    /// The frontmatter as written, every key included.
+    pub frontmatter: yaml_serde::Mapping,
+    pub body: String,
+    /// Older versions this one replaces, nearest first.
+    pub supersedes: Vec<Link>,
+    /// Newer versions that replace this one, nearest first.
+    pub superseded_by: Vec<Link>,
+    pub history: Vec<Version>,
+    /// A global memory at the same path, hidden by this one.
+    pub shadows: Option<PathBuf>,
+}
+
+/// What inspect shows.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Report {
+    Overview(Overview),
+    Detail(Box<Detail>),
+}
+
+/// Build the overview or the detail.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let roots = ctx.read_roots()?;
+    let tree = scan_all(&roots);
+    match &args.path {
+        None => Ok(Report::Overview(overview(ctx, tree))),
+        Some(path) => {
+            detail(ctx, &tree, &RelPath::parse(path)?).map(|d| Report::Detail(Box::new(d)))
+        }
+    }
+}
+
+fn overview(ctx: &Context, tree: Tree) -> Overview {
+    let roots = ctx
+        .selected()
+        .into_iter()
+        .map(|root| {
+            let mut categories = BTreeMap::new();
+            let mine = tree.memories.iter().chain(&tree.shadowed).filter(|m| m.scope == root.scope);
+            let mut memories = 0;
+            for m in mine {
+                *categories.entry(m.path.category.clone()).or_insert(0) += 1;
+                memories += 1;
+            }
+            RootInfo {
+                scope: root.scope,
+                dir: root.dir.clone(),
+                exists: root.exists(),
+                memories,
+                categories,
+            }
+        })
+        .collect();
+    let shadowed = tree.shadowed.iter().map(Memory::file).collect();
+    Overview { roots, shadowed, problems: tree.problems }
+}
+
+fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
+    let Some(memory) = tree.memories.iter().find(|m| &m.path == rel) else {
+        if let Some(p) = tree.problems.iter().find(|p| p.path.ends_with(rel.file())) {
+            return Err(
+                Error::input(p.to_string()).hint("fix the file by hand; mem left it as it is")
+            );
+        }
+        return Err(
+            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
+        );
+    };
+    let (_, file) = ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+    let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
+    let find = |p: &str| tree.memories.iter().find(|m| m.file() == p);
+    let chain = |next: fn(&Memory) -> Option<&String>| {
+        let mut links = Vec::new();
+        let mut at = next(memory).cloned();
+        while let Some(path) = at.filter(|p| links.len() < 32 && *p != memory.file()) {
+            let found = find(&path);
+            links.push(Link { path: path.clone(), title: found.map(|m| m.title.clone()) });
+            at = found.and_then(next).cloned();
+        }
+        links
+    };
+    let supersedes = chain(|m| m.supersedes.as_ref());
+    let superseded_by = chain(|m| m.superseded_by.as_ref());
+    let history =
+        versions(ctx, rel)?.into_iter().filter(|v| v.0 == memory.scope).map(|v| v.1).collect();
+    let shadows =
+        tree.shadowed.iter().find(|m| &m.path == rel).map(|_| rel.under(&ctx.roots.global.dir));
+    Ok(Detail {
+        memory: memory.clone(),
+        file,
+        frontmatter: doc.meta,
+        body: doc.body,
+        supersedes,
+        superseded_by,
+        history,
+        shadows,
+    })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        match self {
+            Report::Overview(o) => human_overview(o, style),
+            Report::Detail(d) => human_detail(d, style),
+        }
+    }
+}
+
+fn human_overview(o: &Overview, style: &Style) -> String {
+    let mut out = String::new();
+    for r in &o.roots {
+        let state =
+            if r.exists { format!("{} memories", r.memories) } else { "not created".into() };
+        out.push_str(&format!(
+            "{:<8} {}  ({state})\n",
+            style.bold(r.scope.name()),
+            r.dir.display()
+        ));
+        for (cat, n) in &r.categories {
+            out.push_str(&format!("  {cat:<20} {n}\n"));
+        }
+    }
+    if !o.shadowed.is_empty() {
+        out.push_str(&format!(
+            "\nshadowed (global copy hidden by the project copy): {}\n",
+            o.shadowed.len()
+        ));
+        for s in &o.shadowed {
+            out.push_str(&format!("  {}\n", style.path(s)));
+        }
+    }
+    if o.problems.is_empty() {
+        out.push_str("\nno problems\n");
+    } else {
+        out.push_str(&format!("\nproblems: {}\n", o.problems.len()));
+        for p in &o.problems {
+            out.push_str(&format!("  {}\n", style.warn(&p.to_string())));
+        }
+    }
+    out
+}
+
+fn human_detail(d: &Detail, style: &Style) -> String {
+    let m = &d.memory;
+    let mut out = format!("{}  {}\n", style.path(&m.file()), style.bold(&m.title));
+    let mut row = |k: &str, v: String| {
+        if !v.is_empty() {
+            out.push_str(&format!("  {k:<14}{v}\n"));
+        }
+    };
+    row("root", format!("{} ({})", m.scope.name(), d.file.display()));
+    row("kind", m.kind.clone());
+    row("summary", m.summary.clone());
+    row("highlight", m.highlight.clone());
+    row("created", m.created.to_string());
+    row("updated", m.updated.to_string());
+    row("load_when", m.load_when.join(", "));
+    row("tags", m.tags.join(", "));
+    row("pinned", if m.pinned { "yes".into() } else { String::new() });
+    row("role", m.role.clone().unwrap_or_default());
+    let links = |ls: &[Link]| ls.iter().map(|l| l.path.clone()).collect::<Vec<_>>().join(" → ");
+    row("supersedes", links(&d.supersedes));
+    row("superseded_by", links(&d.superseded_by));
+    row("shadows", d.shadows.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+    row("history", d.history.iter().map(|v| v.updated.to_string()).collect::<Vec<_>>().join(", "));
+    out.push_str(&format!("\n{}", d.body));
+    if !d.body.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,94 @@
+//! `mem list`: the memories of the selected roots, filtered and sorted.
+
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::scan::{Problem, scan_all};
+
+/// List memories.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem list\n  mem list --category decisions --sort recent\n  mem list --kind pitfall --json"
+)]
+pub struct Args {
+    /// Only this category
+    #[arg(long, short)]
+    pub category: Option<String>,
+    /// Only this kind (fact, rule, decision, …)
+    #[arg(long, short)]
+    pub kind: Option<String>,
+    /// Order of the list
+    #[arg(long, value_enum, default_value = "name")]
+    pub sort: Sort,
+}
+
+/// List orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    /// Most recently updated first
+    Recent,
+    /// By path
+    Name,
+}
+
+/// The listed memories.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub memories: Vec<Memory>,
+    pub problems: Vec<Problem>,
+    #[serde(skip)]
+    warnings: Vec<String>,
+}
+
+/// Scan, filter, sort.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let tree = scan_all(&ctx.read_roots()?);
+    let mut memories: Vec<Memory> = tree
+        .memories
+        .into_iter()
+        .filter(|m| args.category.as_ref().is_none_or(|c| &m.path.category == c))
+        .filter(|m| args.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k)))
+        .collect();
+    match args.sort {
+        Sort::Name => memories.sort_by(|a, b| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope))),
+        Sort::Recent => {
+            memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.path.cmp(&b.path)))
+        }
+    }
+    let warnings = tree.problems.iter().map(ToString::to_string).collect();
+    Ok(Report { memories, problems: tree.problems, warnings })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        if self.memories.is_empty() {
+            return "no memories (add one with `mem remember <category>/<slug> TEXT`)\n".into();
+        }
+        let width = self.memories.iter().map(|m| m.file().len()).max().unwrap_or(0);
+        let both = self.memories.iter().any(|m| m.scope != self.memories[0].scope);
+        let mut out = String::new();
+        for m in &self.memories {
+            let file = m.file();
+            let pad = " ".repeat(width - file.len());
+            let scope = if both { format!("{:<8}", m.scope.name()) } else { String::new() };
+            let mut line =
+                format!("{scope}{}{pad}  {:<10}  {}", style.path(&file), m.kind, m.title);
+            if m.pinned {
+                line.push_str("  [pinned]");
+            }
+            if let Some(by) = &m.superseded_by {
+                line = style.dim(&format!("{line}  (superseded by {by})"));
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}

@@ -1,0 +1,28 @@
+//! One module per verb. Each has its clap `Args`, a `run` that does the work
+//! and returns a report, and the report's human rendering.
+
+pub mod forget;
+pub mod history;
+pub mod init;
+pub mod inspect;
+pub mod list;
+pub mod remember;
+
+use crate::cli::{Cli, Command};
+use crate::context::Context;
+use crate::error::Result;
+use crate::output::emit;
+
+/// Run a parsed command line; returns the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let ctx = Context::resolve(&cli.global.options())?;
+    Ok(match &cli.command {
+        Command::Init(args) => emit(&ctx, &init::run(&ctx, args)?),
+        Command::Remember(args) => emit(&ctx, &remember::run(&ctx, args)?),
+        Command::Forget(args) => emit(&ctx, &forget::run(&ctx, args)?),
+        Command::Restore(args) => emit(&ctx, &forget::restore(&ctx, args)?),
+        Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
+        Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
+        Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
+    })
+}

@@ -1,0 +1,135 @@
+//! Everything a command needs, resolved once from flags and environment:
+//! the roots, which of them are selected, the clock and the output format.
+
+use std::env;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::error::{Error, Result};
+use crate::relpath::RelPath;
+use crate::roots::{self, Root, Roots, Scope};
+use crate::time::epoch_ms;
+
+/// Which roots a command sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    Both,
+    GlobalOnly,
+    ProjectOnly,
+}
+
+/// The resolved run settings.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub roots: Roots,
+    pub selection: Selection,
+    /// Now, in epoch milliseconds (`$MEM_NOW` overrides the clock).
+    pub now_ms: i64,
+    pub json: bool,
+    pub color: bool,
+    /// The working directory.
+    pub cwd: PathBuf,
+}
+
+/// The global options, as parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub project: Option<PathBuf>,
+    pub global_only: bool,
+    pub project_only: bool,
+    pub json: bool,
+}
+
+impl Context {
+    /// Resolve roots, clock and output settings from options and environment.
+    pub fn resolve(opts: &Options) -> Result<Context> {
+        let cwd = env::current_dir()
+            .map_err(|e| Error::input(format!("cannot read the working directory: {e}")))?;
+        let lookup = |key: &str| env::var_os(key);
+        let roots = roots::discover(&lookup, &cwd, opts.project.as_deref()).ok_or_else(|| {
+            Error::input("cannot find a place for the global root: HOME is not set")
+                .hint("set MEM_GLOBAL_DIR or HOME")
+        })?;
+        let selection = match (opts.global_only, opts.project_only) {
+            (true, _) => Selection::GlobalOnly,
+            (_, true) => Selection::ProjectOnly,
+            _ => Selection::Both,
+        };
+        let now_ms = match env::var("MEM_NOW") {
+            Ok(v) => v.trim().parse().map_err(|_| {
+                Error::input(format!("MEM_NOW=`{v}` is not a number"))
+                    .hint("set MEM_NOW to epoch milliseconds, e.g. 1791512156858, or unset it")
+            })?,
+            Err(_) => epoch_ms(SystemTime::now()),
+        };
+        let color =
+            env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal();
+        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd })
+    }
+
+    /// The roots to read, project first, leaving out those not created yet.
+    pub fn read_roots(&self) -> Result<Vec<&Root>> {
+        if let Some(project) = &self.roots.project
+            && self.roots.project_named
+            && self.selection != Selection::GlobalOnly
+            && !project.exists()
+        {
+            return Err(no_project(project));
+        }
+        let roots = self.selected().into_iter().filter(|r| r.exists()).collect();
+        Ok(roots)
+    }
+
+    /// The selected roots, created or not, project first.
+    pub fn selected(&self) -> Vec<&Root> {
+        let project = self.roots.project.as_ref();
+        let global = Some(&self.roots.global);
+        match self.selection {
+            Selection::Both => [project, global].into_iter().flatten().collect(),
+            Selection::GlobalOnly => global.into_iter().collect(),
+            Selection::ProjectOnly => project.into_iter().collect(),
+        }
+    }
+
+    /// Where writes go: the project root when there is one, else the global root.
+    pub fn write_root(&self) -> Result<&Root> {
+        let root = match (self.selection, &self.roots.project) {
+            (Selection::GlobalOnly, _) => &self.roots.global,
+            (_, Some(project)) => project,
+            (Selection::ProjectOnly, None) => {
+                return Err(Error::input("no project memory root here")
+                    .hint("run `mem init` in the project, or pass --project DIR"));
+            }
+            (Selection::Both, None) => &self.roots.global,
+        };
+        if !root.exists() {
+            return Err(match root.scope {
+                Scope::Project => no_project(root),
+                Scope::Global => Error::input(format!(
+                    "the global memory root {} does not exist yet",
+                    root.dir.display()
+                ))
+                .hint("run `mem init --global`, or `mem init` inside a project"),
+            });
+        }
+        Ok(root)
+    }
+
+    /// The visible file for `rel`: the project copy first, then the global one.
+    pub fn locate(&self, rel: &RelPath) -> Result<Option<(&Root, PathBuf)>> {
+        let roots = self.read_roots()?;
+        let found = roots.into_iter().map(|r| (r, rel.under(&r.dir))).find(|(_, f)| f.is_file());
+        Ok(found)
+    }
+
+    /// The root of the given scope, if it is selected and exists.
+    pub fn root(&self, scope: Scope) -> Option<&Root> {
+        self.selected().into_iter().find(|r| r.scope == scope && r.exists())
+    }
+}
+
+fn no_project(root: &Root) -> Error {
+    Error::input(format!("no memory root at {} (ROOT.md is missing)", root.dir.display()))
+        .hint("run `mem init` there first, or check --project / MEM_PROJECT_DIR")
+}

@@ -1,0 +1,74 @@
+//! Typed errors for the whole engine.
+//!
+//! Every failure carries a kind (which decides the exit code), a one-line
+//! message that names the file or argument at fault, and an optional hint
+//! that says what to do about it.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// What went wrong, coarsely: this decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A bad argument or a bad file: exit 2.
+    Input,
+    /// The filesystem refused: exit 2.
+    Io,
+    /// The thing asked for does not exist or nothing matched: exit 1.
+    NotFound,
+}
+
+/// An error with a message and, where one helps, a hint.
+#[derive(Debug)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// The engine's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// A bad argument or input file.
+    pub fn input(message: impl Into<String>) -> Error {
+        Error { kind: ErrorKind::Input, message: message.into(), hint: None }
+    }
+
+    /// Nothing matched, or the named thing does not exist.
+    pub fn not_found(message: impl Into<String>) -> Error {
+        Error { kind: ErrorKind::NotFound, message: message.into(), hint: None }
+    }
+
+    /// An I/O failure on `path`.
+    pub fn io(path: &Path, err: io::Error) -> Error {
+        Error { kind: ErrorKind::Io, message: format!("{}: {err}", path.display()), hint: None }
+    }
+
+    /// Attach a hint saying how to fix the problem.
+    pub fn hint(mut self, hint: impl Into<String>) -> Error {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            ErrorKind::NotFound => 1,
+            ErrorKind::Input | ErrorKind::Io => 2,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,19 @@
+//! The `mem` binary: parse the command line, run it, turn the result into an
+//! exit code. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use mem::cli::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match mem::commands::run(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            eprintln!("mem: {err}");
+            ExitCode::from(err.exit_code() as u8)
+        }
+    }
+}

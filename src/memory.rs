@@ -1,0 +1,309 @@
+//! The Memory model: one file's frontmatter, read leniently, with the
+//! spec's defaults filled in (title, summary, kind, dates).
+//!
+//! A field with a value of the wrong shape is reported and defaulted; it does
+//! not make the whole memory disappear.
+
+use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use serde::Serialize;
+use yaml_serde::Value;
+
+use crate::frontmatter::Document;
+use crate::relpath::RelPath;
+use crate::roots::Scope;
+use crate::time::parse_iso;
+
+/// Longest derived summary, in characters.
+pub const SUMMARY_MAX: usize = 140;
+
+/// One memory, parsed and defaulted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Memory {
+    pub path: RelPath,
+    pub scope: Scope,
+    pub title: String,
+    pub kind: String,
+    pub summary: String,
+    pub highlight: String,
+    pub created: i64,
+    pub updated: i64,
+    pub load_when: Vec<String>,
+    pub pinned: bool,
+    pub tags: Vec<String>,
+    pub role: Option<String>,
+    pub supersedes: Option<String>,
+    pub superseded_by: Option<String>,
+    #[serde(skip)]
+    pub body: String,
+}
+
+impl Serialize for RelPath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Memory {
+    /// Build a memory from a parsed document. `mtime_ms` stands in for absent
+    /// dates. Returns the memory and one message per field that had to be
+    /// defaulted because its value had the wrong shape.
+    pub fn from_document(
+        path: RelPath,
+        scope: Scope,
+        doc: &Document,
+        mtime_ms: i64,
+    ) -> (Memory, Vec<String>) {
+        let mut problems = Vec::new();
+        let mut field = |key: &str, want: &str| {
+            problems.push(format!("`{key}` should be {want}; using the default"))
+        };
+        let text = |key: &str, field: &mut dyn FnMut(&str, &str)| match doc.meta.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => scalar(v).or_else(|| {
+                field(key, "a single line of text");
+                None
+            }),
+        };
+        let title = text("title", &mut field)
+            .or_else(|| first_heading(&doc.body))
+            .unwrap_or_else(|| path.slug.clone());
+        let kind = text("kind", &mut field).unwrap_or_else(|| default_kind(&path).into());
+        let summary = text("summary", &mut field).unwrap_or_else(|| first_paragraph(&doc.body));
+        let highlight = text("highlight", &mut field).unwrap_or_default();
+        let role = text("role", &mut field);
+        let supersedes = text("supersedes", &mut field).map(|s| with_md(&s));
+        let superseded_by = text("superseded_by", &mut field).map(|s| with_md(&s));
+        let mut date = |key: &str| match doc.meta.get(key) {
+            None | Some(Value::Null) => mtime_ms,
+            Some(v) => date_ms(v).unwrap_or_else(|| {
+                field(key, "epoch milliseconds or an ISO 8601 date");
+                mtime_ms
+            }),
+        };
+        let created = date("created");
+        let updated = date("updated");
+        let mut list = |key: &str| match doc.meta.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => string_list(v).unwrap_or_else(|| {
+                field(key, "a list of text, or one line split on commas");
+                Vec::new()
+            }),
+        };
+        let load_when = list("load_when");
+        let tags = list("tags");
+        let pinned = match doc.meta.get("pinned") {
+            None | Some(Value::Null) => false,
+            Some(v) => flag(v).unwrap_or_else(|| {
+                field("pinned", "true or false");
+                false
+            }),
+        };
+        let memory = Memory {
+            path,
+            scope,
+            title,
+            kind,
+            summary,
+            highlight,
+            created,
+            updated,
+            load_when,
+            pinned,
+            tags,
+            role,
+            supersedes,
+            superseded_by,
+            body: doc.body.clone(),
+        };
+        (memory, problems)
+    }
+
+    /// The memory's relative file path, `category/slug.md`.
+    pub fn file(&self) -> String {
+        self.path.file()
+    }
+
+    /// True when a newer memory replaces this one.
+    pub fn is_superseded(&self) -> bool {
+        self.superseded_by.is_some()
+    }
+}
+
+/// `rule` under `rules/`, else `fact`.
+pub fn default_kind(path: &RelPath) -> &'static str {
+    if path.category == "rules" { "rule" } else { "fact" }
+}
+
+/// Normalise a `category/slug` reference to end in `.md`.
+pub fn with_md(s: &str) -> String {
+    let s = s.trim();
+    if s.ends_with(".md") { s.to_string() } else { format!("{s}.md") }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Read a date: epoch milliseconds, or an ISO 8601 date.
+pub fn date_ms(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok().or_else(|| parse_iso(s)),
+        _ => None,
+    }
+}
+
+fn flag(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" => Some(true),
+            "false" | "no" | "off" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A list of strings, or one string split on `,` and `，`.
+fn string_list(v: &Value) -> Option<Vec<String>> {
+    let items: Vec<String> = match v {
+        Value::Sequence(seq) => seq.iter().map(scalar).collect::<Option<_>>()?,
+        other => scalar(other)?.split([',', '，']).map(str::to_string).collect(),
+    };
+    Some(items.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+}
+
+/// The text of the first `#`–`###` heading.
+pub fn first_heading(body: &str) -> Option<String> {
+    let mut inside = false;
+    let mut title = String::new();
+    for event in Parser::new(body) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                inside = level <= HeadingLevel::H3;
+            }
+            Event::End(TagEnd::Heading(_)) if inside => {
+                let t = flatten(&title);
+                if !t.is_empty() {
+                    return Some(t);
+                }
+                inside = false;
+            }
+            Event::Text(t) | Event::Code(t) if inside => title.push_str(&t),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The first paragraph with text, flattened to one line of at most
+/// [`SUMMARY_MAX`] characters.
+pub fn first_paragraph(body: &str) -> String {
+    let mut inside = false;
+    let mut text = String::new();
+    for event in Parser::new(body) {
+        match event {
+            Event::Start(Tag::Paragraph) => inside = true,
+            Event::End(TagEnd::Paragraph) => {
+                let flat = flatten(&text);
+                if !flat.is_empty() {
+                    return truncate(&flat, SUMMARY_MAX);
+                }
+                text.clear();
+                inside = false;
+            }
+            Event::Text(t) | Event::Code(t) if inside => text.push_str(&t),
+            Event::SoftBreak | Event::HardBreak if inside => text.push(' '),
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+/// Collapse runs of whitespace into single spaces and trim.
+pub fn flatten(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Cut `s` to at most `max` characters, ending in `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.truncate(out.trim_end().len());
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(path: &str, text: &str) -> (Memory, Vec<String>) {
+        let doc = Document::parse(text).unwrap();
+        Memory::from_document(RelPath::parse(path).unwrap(), Scope::Project, &doc, 42)
+    }
+
+    #[test]
+    fn defaults_from_body() {
+        let (m, problems) = memory(
+            "rules/pnpm",
+            "---\n---\n<!-- note -->\n\n## 部署 *脚本*\n\n部署脚本用 `pnpm`\n而不是 npm。\n\nmore\n",
+        );
+        assert!(problems.is_empty());
+        assert_eq!(m.title, "部署 脚本");
+        assert_eq!(m.summary, "部署脚本用 pnpm 而不是 npm。");
+        assert_eq!(m.kind, "rule");
+        assert_eq!((m.created, m.updated), (42, 42));
+    }
+
+    #[test]
+    fn title_falls_back_to_slug_and_kind_to_fact() {
+        let (m, _) = memory("facts/k8s-version", "#### too deep\n\ntext\n");
+        assert_eq!(m.title, "k8s-version");
+        assert_eq!(m.kind, "fact");
+        assert_eq!(m.summary, "text");
+    }
+
+    #[test]
+    fn summary_is_capped_at_140_chars() {
+        let long = "词".repeat(300);
+        let (m, _) = memory("facts/long", &format!("# T\n\n{long}\n"));
+        assert_eq!(m.summary.chars().count(), 140);
+        assert!(m.summary.ends_with('…'));
+    }
+
+    #[test]
+    fn frontmatter_values_win() {
+        let (m, problems) = memory(
+            "facts/x",
+            "---\ntitle: Given\nsummary: S\ncreated: 2024-01-02\nupdated: 1791512156858\n\
+             load_when: 部署，deploy , ci\ntags: [a, b]\npinned: true\nsupersedes: facts/old\n---\n# H\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(m.title, "Given");
+        assert_eq!(m.created, 1_704_153_600_000);
+        assert_eq!(m.updated, 1_791_512_156_858);
+        assert_eq!(m.load_when, ["部署", "deploy", "ci"]);
+        assert_eq!(m.tags, ["a", "b"]);
+        assert!(m.pinned);
+        assert_eq!(m.supersedes.as_deref(), Some("facts/old.md"));
+    }
+
+    #[test]
+    fn wrong_shapes_are_reported_and_defaulted() {
+        let (m, problems) =
+            memory("facts/x", "---\ncreated: soon\npinned: maybe\nsummary: {a: 1}\n---\nbody\n");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(m.created, 42);
+        assert!(!m.pinned);
+        assert_eq!(m.summary, "body");
+    }
+}

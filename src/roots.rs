@@ -1,0 +1,143 @@
+//! Finding the two active roots: the global one and the project one.
+//!
+//! This is the only module that reads the environment variables that name
+//! roots. It takes a lookup function instead of reading `std::env` directly,
+//! so discovery is a pure, tested unit.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Which of the two roots a memory or a root belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Project,
+    Global,
+}
+
+impl Scope {
+    /// `project` or `global`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Global => "global",
+        }
+    }
+}
+
+/// A memory root: the folder that holds `ROOT.md` and the category folders.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Root {
+    pub scope: Scope,
+    pub dir: PathBuf,
+}
+
+impl Root {
+    /// True when the root has been created (`mem init`).
+    pub fn exists(&self) -> bool {
+        match self.scope {
+            Scope::Project => self.dir.join("ROOT.md").is_file(),
+            Scope::Global => self.dir.is_dir(),
+        }
+    }
+}
+
+/// The roots a run can see. The project root is `None` when no ancestor of
+/// the working directory holds `.memory/ROOT.md` and none was named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roots {
+    pub global: Root,
+    pub project: Option<Root>,
+    /// The project was named by `--project` or `$MEM_PROJECT_DIR`.
+    pub project_named: bool,
+}
+
+/// Where the global root lives: `$MEM_GLOBAL_DIR`, else
+/// `$XDG_CONFIG_HOME/mem/memory`, else `~/.config/mem/memory`.
+pub fn global_dir(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |key: &str| env(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set("MEM_GLOBAL_DIR") {
+        return Some(dir);
+    }
+    if let Some(xdg) = set("XDG_CONFIG_HOME").filter(|p| p.is_absolute()) {
+        return Some(xdg.join("mem").join("memory"));
+    }
+    set("HOME").map(|home| home.join(".config").join("mem").join("memory"))
+}
+
+/// The nearest ancestor of `cwd` (itself included) holding `.memory/ROOT.md`.
+pub fn find_project(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().map(|dir| dir.join(".memory")).find(|root| root.join("ROOT.md").is_file())
+}
+
+/// Resolve both roots. `project_arg` is `--project DIR`; it wins over
+/// `$MEM_PROJECT_DIR`, which wins over walking up from `cwd`.
+pub fn discover(
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+    project_arg: Option<&Path>,
+) -> Option<Roots> {
+    let global = Root { scope: Scope::Global, dir: absolute(cwd, &global_dir(env)?) };
+    let named = project_arg
+        .map(Path::to_path_buf)
+        .or_else(|| env("MEM_PROJECT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let project_named = named.is_some();
+    let project_dir = match named {
+        Some(dir) => Some(absolute(cwd, &dir).join(".memory")),
+        None => find_project(cwd),
+    };
+    let project = project_dir.map(|dir| Root { scope: Scope::Project, dir });
+    Some(Roots { global, project, project_named })
+}
+
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> =
+            vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn global_dir_precedence() {
+        let e = env(&[("MEM_GLOBAL_DIR", "/g"), ("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(global_dir(&e), Some("/g".into()));
+        let e = env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(global_dir(&e), Some("/x/mem/memory".into()));
+        let e = env(&[("XDG_CONFIG_HOME", ""), ("HOME", "/h")]);
+        assert_eq!(global_dir(&e), Some("/h/.config/mem/memory".into()));
+        assert_eq!(global_dir(&env(&[])), None);
+    }
+
+    #[test]
+    fn project_found_walking_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(find_project(&deep), None);
+        std::fs::create_dir_all(tmp.path().join("a/.memory")).unwrap();
+        // A `.memory/` without ROOT.md is not a root.
+        assert_eq!(find_project(&deep), None);
+        std::fs::write(tmp.path().join("a/.memory/ROOT.md"), "# r\n").unwrap();
+        assert_eq!(find_project(&deep), Some(tmp.path().join("a/.memory")));
+    }
+
+    #[test]
+    fn named_project_wins() {
+        let e = env(&[("HOME", "/h"), ("MEM_PROJECT_DIR", "/env")]);
+        let r = discover(&e, Path::new("/cwd"), Some(Path::new("rel"))).unwrap();
+        assert_eq!(r.project.unwrap().dir, PathBuf::from("/cwd/rel/.memory"));
+        let r = discover(&e, Path::new("/cwd"), None).unwrap();
+        assert_eq!(r.project.unwrap().dir, PathBuf::from("/env/.memory"));
+        assert!(r.project_named);
+    }
+}

@@ -1,0 +1,192 @@
+//! Walk a root and read its memories. A file that cannot be read is a
+//! [`Problem`] in the result, never an abort, and never rewritten.
+//!
+//! Layout is fixed by the spec: `<root>/<category>/<slug>.md`. Hidden entries,
+//! `ROOT.md` and `index.md` are never memories; anything else that looks like
+//! one but is misplaced is reported, not silently skipped.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use walkdir::{DirEntry, WalkDir};
+
+use crate::frontmatter::Document;
+use crate::memory::Memory;
+use crate::relpath::{RelPath, check_category, check_slug};
+use crate::roots::{Root, Scope};
+use crate::time::epoch_ms;
+
+/// Files larger than this are reported and skipped.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// A file that could not be used as it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+    /// True when the file was skipped; false for a field that was defaulted.
+    pub skipped: bool,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if self.skipped {
+            f.write_str(" (skipped)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything read from one root.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub memories: Vec<Memory>,
+    pub problems: Vec<Problem>,
+}
+
+/// The memories of all active roots, with shadowing resolved.
+#[derive(Debug, Default)]
+pub struct Tree {
+    /// Visible memories: project first, then global, each sorted by path.
+    pub memories: Vec<Memory>,
+    /// Global memories hidden by a project memory at the same path.
+    pub shadowed: Vec<Memory>,
+    pub problems: Vec<Problem>,
+}
+
+/// Read every memory of `roots` (project before global) and resolve shadowing.
+pub fn scan_all(roots: &[&Root]) -> Tree {
+    let mut tree = Tree::default();
+    let mut seen = BTreeMap::new();
+    for root in roots {
+        let scan = scan_root(root);
+        tree.problems.extend(scan.problems);
+        for memory in scan.memories {
+            if seen.contains_key(&memory.path) {
+                tree.shadowed.push(memory);
+            } else {
+                seen.insert(memory.path.clone(), root.scope);
+                tree.memories.push(memory);
+            }
+        }
+    }
+    tree
+}
+
+/// Read every memory file of one root.
+pub fn scan_root(root: &Root) -> Scan {
+    let mut scan = Scan::default();
+    if !root.dir.is_dir() {
+        return scan;
+    }
+    let walker = WalkDir::new(&root.dir)
+        .min_depth(1)
+        .max_depth(2)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !is_hidden(e));
+    for entry in walker {
+        match entry {
+            Ok(entry) => visit(root, &entry, &mut scan),
+            Err(err) => scan.problems.push(Problem {
+                path: err.path().unwrap_or(&root.dir).to_path_buf(),
+                line: None,
+                message: err.to_string(),
+                skipped: true,
+            }),
+        }
+    }
+    scan
+}
+
+fn is_hidden(entry: &DirEntry) -> bool {
+    entry.depth() > 0 && entry.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+}
+
+fn visit(root: &Root, entry: &DirEntry, scan: &mut Scan) {
+    let path = entry.path();
+    let name = entry.file_name().to_string_lossy();
+    let kind = entry.file_type();
+    let mut report = |message: &str| scan.problems.push(skip(path, message));
+    match entry.depth() {
+        1 if kind.is_dir() => {
+            if check_category(&name).is_err() {
+                report("folder name is not a valid category; its files are not read");
+            }
+        }
+        1 if kind.is_symlink() && path.is_dir() => {
+            report("symlinked folder is not followed; move the folder into the root");
+        }
+        1 => {
+            if name.ends_with(".md") && name != "ROOT.md" {
+                report("memory is not inside a category folder; move it to <category>/");
+            }
+        }
+        _ if kind.is_dir() || (kind.is_symlink() && path.is_dir()) => {
+            report("nested folder is not scanned: memories live at <category>/<slug>.md");
+        }
+        _ => {
+            let Some(slug) = name.strip_suffix(".md") else { return };
+            if slug == "index" {
+                return;
+            }
+            let category = path.parent().and_then(Path::file_name).unwrap_or_default();
+            let category = category.to_string_lossy();
+            if check_category(&category).is_err() {
+                return;
+            }
+            if check_slug(slug).is_err() {
+                report("file name is not a valid slug (A-Z a-z 0-9 . _ -, max 64)");
+                return;
+            }
+            let rel = RelPath { category: category.into_owned(), slug: slug.to_string() };
+            read_memory(root.scope, rel, path, scan);
+        }
+    }
+}
+
+fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
+    match load(scope, rel, path) {
+        Ok((memory, fields)) => {
+            scan.problems.extend(fields.into_iter().map(|message| Problem {
+                path: path.to_path_buf(),
+                line: None,
+                message,
+                skipped: false,
+            }));
+            scan.memories.push(memory);
+        }
+        Err(problem) => scan.problems.push(problem),
+    }
+}
+
+/// Read and parse one memory file.
+pub fn load(scope: Scope, rel: RelPath, path: &Path) -> Result<(Memory, Vec<String>), Problem> {
+    let meta = fs::metadata(path).map_err(|e| skip(path, &e.to_string()))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(skip(path, &format!("file is {} bytes, over the 1 MiB limit", meta.len())));
+    }
+    let bytes = fs::read(path).map_err(|e| skip(path, &e.to_string()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| skip(path, "file is not valid UTF-8; save it as UTF-8"))?;
+    let doc = Document::parse(&text).map_err(|e| Problem {
+        path: path.to_path_buf(),
+        line: Some(e.line),
+        message: e.message,
+        skipped: true,
+    })?;
+    let mtime = meta.modified().map(epoch_ms).unwrap_or(0);
+    Ok(Memory::from_document(rel, scope, &doc, mtime))
+}
+
+fn skip(path: &Path, message: &str) -> Problem {
+    Problem { path: path.to_path_buf(), line: None, message: message.to_string(), skipped: true }
+}

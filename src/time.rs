@@ -1,0 +1,164 @@
+//! Epoch milliseconds, ISO 8601 dates read from hand-written frontmatter,
+//! and relative ages ("3 days ago" / "3 天前").
+//!
+//! std covers all of it: civil-date arithmetic is the classic days-from-civil
+//! formula, so no calendar crate is needed.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// Milliseconds since the Unix epoch for a `SystemTime` (0 before 1970).
+pub fn epoch_ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// Days since 1970-01-01 for a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parse an ISO 8601 date or date-time into epoch milliseconds.
+///
+/// Accepts `2026-03-01`, `2026-03-01T10:20`, `2026-03-01 10:20:30.5Z`,
+/// `2026-03-01T10:20:30+08:00`. A date-time without offset is read as UTC.
+///
+/// ```
+/// assert_eq!(mem::time::parse_iso("1970-01-02"), Some(86_400_000));
+/// assert_eq!(mem::time::parse_iso("1970-01-01T01:00:00+01:00"), Some(0));
+/// assert_eq!(mem::time::parse_iso("yesterday"), None);
+/// ```
+pub fn parse_iso(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, rest) = s.split_at(s.find(['T', 't', ' ']).unwrap_or(s.len()));
+    let mut parts = date.split('-');
+    let y: i64 = num(parts.next()?, 4)?;
+    let m: i64 = num(parts.next()?, 2)?;
+    let d: i64 = num(parts.next()?, 2)?;
+    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    let time_ms = if rest.is_empty() { 0 } else { parse_time(&rest[1..])? };
+    Some(days * DAY_MS + time_ms)
+}
+
+/// `HH:MM[:SS[.fff]][Z|±HH:MM]` → milliseconds after midnight UTC.
+fn parse_time(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (clock, offset_ms) = if let Some(c) = s.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else if let Some(pos) = s.rfind(['+', '-']) {
+        let (c, off) = s.split_at(pos);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let off = off[1..].replace(':', "");
+        if off.len() != 4 {
+            return None;
+        }
+        let h: i64 = num(&off[..2], 2)?;
+        let m: i64 = num(&off[2..], 2)?;
+        (c.trim_end(), sign * (h * 60 + m) * 60_000)
+    } else {
+        (s, 0)
+    };
+    let mut it = clock.split(':');
+    let h: i64 = num(it.next()?, 2)?;
+    let m: i64 = num(it.next()?, 2)?;
+    let sec_ms = match it.next() {
+        Some(sec) => {
+            let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+            let whole: i64 = num(whole, 2)?;
+            let frac: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
+            whole * 1000 + frac
+        }
+        None => 0,
+    };
+    if it.next().is_some() || h > 23 || m > 59 || sec_ms >= 61_000 {
+        return None;
+    }
+    Some((h * 3600 + m * 60) * 1000 + sec_ms - offset_ms)
+}
+
+fn num(s: &str, width: usize) -> Option<i64> {
+    (s.len() == width && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+}
+
+/// The language relative ages are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+/// "just now", "5 minutes ago", "3 days ago", "2 months ago" — or the Chinese.
+///
+/// ```
+/// use mem::time::{relative_age, Lang};
+/// assert_eq!(relative_age(0, 3 * 86_400_000, Lang::En), "3 days ago");
+/// assert_eq!(relative_age(0, 3 * 86_400_000, Lang::Zh), "3 天前");
+/// ```
+pub fn relative_age(then_ms: i64, now_ms: i64, lang: Lang) -> String {
+    let secs = (now_ms - then_ms) / 1000;
+    if secs < 0 {
+        return match lang {
+            Lang::En => "in the future".into(),
+            Lang::Zh => "未来".into(),
+        };
+    }
+    let (n, en, zh) = match secs {
+        0..60 => return if lang == Lang::En { "just now".into() } else { "刚刚".into() },
+        60..3600 => (secs / 60, "minute", "分钟"),
+        3600..86_400 => (secs / 3600, "hour", "小时"),
+        86_400..2_592_000 => (secs / 86_400, "day", "天"),
+        2_592_000..31_536_000 => (secs / 2_592_000, "month", "个月"),
+        _ => (secs / 31_536_000, "year", "年"),
+    };
+    match lang {
+        Lang::En if n == 1 => format!("1 {en} ago"),
+        Lang::En => format!("{n} {en}s ago"),
+        Lang::Zh => format!("{n} {zh}前"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(parse_iso("1970-01-01"), Some(0));
+        assert_eq!(parse_iso("2026-11-30"), Some(1_795_996_800_000));
+        assert_eq!(parse_iso("2026-11-30T08:00:00Z"), Some(1_795_996_800_000 + 8 * 3_600_000));
+        assert_eq!(parse_iso("2026-11-30T08:00:00+08:00"), Some(1_795_996_800_000));
+        assert_eq!(parse_iso("2026-11-30 08:00"), Some(1_795_996_800_000 + 8 * 3_600_000));
+        assert_eq!(parse_iso("2026-11-30T00:00:00.250Z"), Some(1_795_996_800_250));
+        for bad in [
+            "",
+            "2026",
+            "2026-13-01",
+            "2026-1-1",
+            "2026-11-30T25:00",
+            "2026-11-30Tx",
+            "１９７０-01-01",
+        ] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ages() {
+        let m = 60_000;
+        assert_eq!(relative_age(0, 30_000, Lang::En), "just now");
+        assert_eq!(relative_age(0, m, Lang::En), "1 minute ago");
+        assert_eq!(relative_age(0, 90 * m, Lang::En), "1 hour ago");
+        assert_eq!(relative_age(0, 40 * DAY_MS, Lang::Zh), "1 个月前");
+        assert_eq!(relative_age(0, 800 * DAY_MS, Lang::En), "2 years ago");
+        assert_eq!(relative_age(DAY_MS, 0, Lang::En), "in the future");
+    }
+}

@@ -1,0 +1,149 @@
+//! The one place that changes files under a root.
+//!
+//! Every write is a temp file in the target's own folder, then a rename, so a
+//! reader sees the old file or the new one, never half of either. Before any
+//! write the target is checked to stay inside its root: a symlinked folder or
+//! file that leads elsewhere is refused, never followed.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::relpath::RelPath;
+
+/// Write `contents` to `target` (which must lie under `root`) atomically.
+pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
+    let parent = prepare(root, target)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mem-")
+        .suffix(".tmp")
+        .tempfile_in(&parent)
+        .map_err(|e| Error::io(&parent, e))?;
+    tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    set_mode(tmp.path(), target);
+    tmp.persist(target).map_err(|e| Error::io(target, e.error))?;
+    Ok(())
+}
+
+/// Move `from` to `to`, both under `root`, by rename; refuses to replace a file.
+pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
+    inside(root, from)?;
+    prepare(root, to)?;
+    if to.symlink_metadata().is_ok() {
+        return Err(Error::input(format!("{} already exists", to.display())));
+    }
+    fs::rename(from, to).map_err(|e| Error::io(from, e))
+}
+
+/// Check `target` stays under `root`, create its folder, return the folder.
+fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
+    let rel = inside(root, target)?;
+    let parent = target.parent().unwrap_or(root).to_path_buf();
+    // Walk down from the root: no component may be a symlink.
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        if let Ok(meta) = at.symlink_metadata()
+            && meta.file_type().is_symlink()
+        {
+            return Err(Error::input(format!(
+                "{} is a symlink; mem does not write through links",
+                at.display()
+            ))
+            .hint("replace the link with a real folder or file inside the root"));
+        }
+    }
+    fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    Ok(parent)
+}
+
+/// `target` relative to `root`, refusing anything that could climb out.
+fn inside<'a>(root: &Path, target: &'a Path) -> Result<&'a Path> {
+    let rel = target.strip_prefix(root).map_err(|_| outside(target))?;
+    if rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        Ok(rel)
+    } else {
+        Err(outside(target))
+    }
+}
+
+fn outside(target: &Path) -> Error {
+    Error::input(format!("refusing to write {}: it is outside the memory root", target.display()))
+}
+
+/// `<root>/.history/<category>/<slug>/`: saved versions of one memory.
+pub fn history_dir(root: &Path, rel: &RelPath) -> PathBuf {
+    root.join(".history").join(&rel.category).join(&rel.slug)
+}
+
+/// `<root>/.trash/<category>/`: forgotten memories, as `<slug>.<ms>.md`.
+pub fn trash_dir(root: &Path, rel: &RelPath) -> PathBuf {
+    root.join(".trash").join(&rel.category)
+}
+
+/// Save `text`, the version of `rel` last updated at `updated_ms`, under
+/// `.history/` before it is replaced. Returns the saved file.
+pub fn save_history(root: &Path, rel: &RelPath, updated_ms: i64, text: &[u8]) -> Result<PathBuf> {
+    let dir = history_dir(root, rel);
+    let mut target = dir.join(format!("{updated_ms}.md"));
+    let mut n = 1;
+    while let Ok(existing) = fs::read(&target) {
+        if existing == text {
+            return Ok(target);
+        }
+        n += 1;
+        target = dir.join(format!("{updated_ms}-{n}.md"));
+    }
+    write_atomic(root, &target, text)?;
+    Ok(target)
+}
+
+#[cfg(unix)]
+fn set_mode(tmp: &Path, target: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(target).map(|m| m.permissions().mode()).unwrap_or(0o644);
+    let _ = fs::set_permissions(tmp, fs::Permissions::from_mode(mode));
+}
+
+#[cfg(not(unix))]
+fn set_mode(_tmp: &Path, _target: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_replaces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("facts/a.md");
+        write_atomic(tmp.path(), &target, b"one").unwrap();
+        write_atomic(tmp.path(), &target, b"two").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(tmp.path().join("facts")).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn refuses_paths_outside_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        assert!(write_atomic(&root, &tmp.path().join("x.md"), b"x").is_err());
+        assert!(write_atomic(&root, &root.join("../x.md"), b"x").is_err());
+        assert!(!tmp.path().join("x.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinked_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, elsewhere) = (tmp.path().join("root"), tmp.path().join("elsewhere"));
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("facts")).unwrap();
+        let err = write_atomic(&root, &root.join("facts/a.md"), b"x").unwrap_err();
+        assert!(err.message.contains("symlink"), "{err}");
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,115 @@
+//! A hermetic environment per test: its own temp dir, HOME, global root and
+//! clock, and nothing inherited from the developer's shell.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// 2026-11-30T00:00:00Z
+pub const NOW: i64 = 1_795_996_800_000;
+
+pub struct Env {
+    pub tmp: TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir_all(tmp.path().join("home")).unwrap();
+        fs::create_dir_all(tmp.path().join("work")).unwrap();
+        Env { tmp }
+    }
+
+    /// A project folder with an initialised `.memory/`.
+    pub fn with_project() -> Env {
+        let env = Env::new();
+        env.mem(["init"]).assert().success();
+        env
+    }
+
+    /// A copy of `fixtures/<name>` as the project folder.
+    pub fn with_fixture(name: &str) -> Env {
+        let env = Env::new();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name);
+        copy_dir(&src, &env.work());
+        env
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.tmp.path().join("work")
+    }
+
+    pub fn global(&self) -> PathBuf {
+        self.tmp.path().join("global")
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.work().join(".memory")
+    }
+
+    /// `mem` run in the work folder with a clean environment.
+    pub fn mem<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = Command::cargo_bin("mem").unwrap();
+        cmd.env_clear()
+            .env("HOME", self.tmp.path().join("home"))
+            .env("MEM_GLOBAL_DIR", self.global())
+            .env("MEM_NOW", NOW.to_string())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(self.work())
+            .args(args);
+        cmd
+    }
+
+    /// Run and return stdout; panics with stderr when the exit code differs.
+    pub fn stdout<I, S>(&self, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let out = self.mem(args).output().unwrap();
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Run with `--json` and parse stdout.
+    pub fn json<I, S>(&self, args: I) -> serde_json::Value
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.mem(args);
+        cmd.arg("--json");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.project().join(rel)).unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.project().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for entry in fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The everyday path: init → remember → list → inspect → update → supersede
+//! → forget → restore, checked on the files themselves.
+
+use std::fs;
+
+use crate::env::{Env, NOW};
+
+#[test]
+fn init_creates_root_categories_and_gitignore() {
+    let env = Env::new();
+    env.mem(["init", "--lang", "zh"]).assert().success();
+    let root = env.read("ROOT.md");
+    assert!(root.contains("# 项目记忆"));
+    assert!(root.contains("<!-- auto:begin registry -->\n<!-- auto:end -->"));
+    assert!(root.contains("<!-- auto:begin routing -->\n<!-- auto:end -->"));
+    for cat in ["rules", "decisions", "pitfalls", "preferences", "facts", "references"] {
+        assert!(env.project().join(cat).is_dir(), "{cat}");
+    }
+    let ignore = env.read(".gitignore");
+    for line in [".state.json", ".cache/", ".trash/"] {
+        assert!(ignore.lines().any(|l| l == line), "{line}");
+    }
+}
+
+#[test]
+fn init_refuses_to_overwrite_root_md() {
+    let env = Env::with_project();
+    env.write("ROOT.md", "# mine\n");
+    env.mem(["init"]).assert().code(2).stderr(predicates::str::contains("already exists"));
+    assert_eq!(env.read("ROOT.md"), "# mine\n");
+}
+
+#[test]
+fn init_global_writes_the_global_root() {
+    let env = Env::new();
+    env.mem(["init", "--global"]).assert().success();
+    assert!(env.global().join("ROOT.md").is_file());
+    assert!(!env.project().exists());
+}
+
+#[test]
+fn remember_creates_a_memory_with_frontmatter() {
+    let env = Env::with_project();
+    env.mem([
+        "remember",
+        "rules/deploy-pnpm",
+        "# 部署\n\n部署脚本用 pnpm 而不是 npm",
+        "--load-when",
+        "部署",
+        "--load-when",
+        "deploy script",
+        "--tag",
+        "deploy,ci",
+        "--pin",
+        "--highlight",
+        "pnpm only",
+    ])
+    .assert()
+    .success()
+    .stdout(predicates::str::contains("created project rules/deploy-pnpm.md"));
+    let text = env.read("rules/deploy-pnpm.md");
+    let expected = format!(
+        "---\nid: rules/deploy-pnpm.md\nhighlight: pnpm only\ncreated: {NOW}\nupdated: {NOW}\n\
+         load_when:\n- 部署\n- deploy script\npinned: true\ntags:\n- deploy\n- ci\n---\n\
+         # 部署\n\n部署脚本用 pnpm 而不是 npm\n"
+    );
+    assert_eq!(text, expected);
+    let list = env.json(["list"]);
+    let m = &list["memories"][0];
+    assert_eq!(m["path"], "rules/deploy-pnpm.md");
+    assert_eq!(m["title"], "部署");
+    assert_eq!(m["kind"], "rule");
+    assert_eq!(m["summary"], "部署脚本用 pnpm 而不是 npm");
+    assert_eq!(m["pinned"], true);
+}
+
+#[test]
+fn remember_reads_the_body_from_stdin() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/release", "-"])
+        .write_stdin("Released v2 on Friday.")
+        .assert()
+        .success();
+    assert!(env.read("facts/release.md").ends_with("---\nReleased v2 on Friday.\n"));
+}
+
+#[test]
+fn update_keeps_created_unknown_keys_and_body_and_saves_history() {
+    let env = Env::with_project();
+    let original = "---\nzeta: keep me\nkind: fact\ncreated: 1000\nupdated: 2000\n\
+                    custom:\n  nested: [1, 2]\n---\nBody line one\r\n---\r\ntrailing  spaces  \n";
+    env.write("facts/node.md", original);
+    env.mem(["remember", "facts/node", "--summary", "Node 22 everywhere"]).assert().success();
+    let text = env.read("facts/node.md");
+    assert_eq!(
+        text,
+        format!(
+            "---\nzeta: keep me\nkind: fact\ncreated: 1000\nupdated: {NOW}\ncustom:\n  nested:\n  - 1\n  - 2\n\
+             summary: Node 22 everywhere\n---\nBody line one\r\n---\r\ntrailing  spaces  \n"
+        )
+    );
+    let saved = env.project().join(".history/facts/node/2000.md");
+    assert_eq!(fs::read_to_string(saved).unwrap(), original);
+    let history = env.json(["history", "facts/node"]);
+    assert_eq!(history["versions"][0]["updated"], 2000);
+}
+
+#[test]
+fn update_with_nothing_new_writes_nothing() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/a", "text here"]).assert().success();
+    let before = env.read("facts/a.md");
+    env.mem(["remember", "facts/a", "text here"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("unchanged"));
+    assert_eq!(env.read("facts/a.md"), before);
+    assert!(!env.project().join(".history").exists());
+}
+
+#[test]
+fn supersede_links_both_memories_and_hides_nothing_on_disk() {
+    let env = Env::with_project();
+    env.mem(["remember", "decisions/orm-prisma", "We use Prisma."]).assert().success();
+    env.mem([
+        "remember",
+        "decisions/orm-drizzle",
+        "We use Drizzle.",
+        "--supersedes",
+        "decisions/orm-prisma",
+    ])
+    .assert()
+    .success();
+    assert!(env.read("decisions/orm-drizzle.md").contains("supersedes: decisions/orm-prisma.md\n"));
+    assert!(
+        env.read("decisions/orm-prisma.md").contains("superseded_by: decisions/orm-drizzle.md\n")
+    );
+    let detail = env.json(["inspect", "decisions/orm-prisma"]);
+    assert_eq!(detail["superseded_by"][0]["path"], "decisions/orm-drizzle.md");
+    let detail = env.json(["inspect", "decisions/orm-drizzle"]);
+    assert_eq!(detail["supersedes"][0]["path"], "decisions/orm-prisma.md");
+    assert_eq!(detail["memory"]["kind"], "fact");
+    assert_eq!(detail["body"], "We use Drizzle.\n");
+}
+
+#[test]
+fn forget_moves_to_trash_and_restore_brings_it_back() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/a", "alpha"]).assert().success();
+    let text = env.read("facts/a.md");
+    env.mem(["forget", "facts/a"]).assert().success();
+    assert!(!env.project().join("facts/a.md").exists());
+    let trashed = env.project().join(format!(".trash/facts/a.{NOW}.md"));
+    assert_eq!(fs::read_to_string(&trashed).unwrap(), text);
+    assert_eq!(env.json(["list"])["memories"].as_array().unwrap().len(), 0);
+    env.mem(["restore", "facts/a"]).assert().success();
+    assert_eq!(env.read("facts/a.md"), text);
+    assert!(!trashed.exists());
+}
+
+#[test]
+fn restore_picks_the_newest_and_refuses_to_overwrite() {
+    let env = Env::with_project();
+    env.write(".trash/facts/a.100.md", "old\n");
+    env.write(".trash/facts/a.300.md", "newest\n");
+    env.write(".trash/facts/a.b.200.md", "another slug\n");
+    env.write("facts/a.md", "live\n");
+    env.mem(["restore", "facts/a"]).assert().code(2).stderr(predicates::str::contains("overwrite"));
+    assert_eq!(env.read("facts/a.md"), "live\n");
+    fs::remove_file(env.project().join("facts/a.md")).unwrap();
+    env.mem(["restore", "facts/a"]).assert().success();
+    assert_eq!(env.read("facts/a.md"), "newest\n");
+}
+
+#[test]
+fn list_filters_and_sorts() {
+    let env = Env::with_fixture("demo");
+    let names = |args: &[&str]| -> Vec<String> {
+        let v = env.json(args);
+        v["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = names(&["list"]);
+    assert_eq!(all.len(), 30);
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted);
+    let decisions = names(&["list", "--category", "decisions"]);
+    assert!(decisions.len() >= 3 && decisions.iter().all(|p| p.starts_with("decisions/")));
+    let pitfalls = names(&["list", "--kind", "pitfall"]);
+    assert!(!pitfalls.is_empty() && pitfalls.iter().all(|p| p.starts_with("pitfalls/")));
+    let recent = env.json(["list", "--sort", "recent"]);
+    let updated: Vec<i64> = recent["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["updated"].as_i64().unwrap())
+        .collect();
+    assert!(updated.windows(2).all(|w| w[0] >= w[1]));
+}
+
+#[test]
+fn inspect_overview_counts_categories() {
+    let env = Env::with_fixture("demo");
+    let v = env.json(["inspect"]);
+    let project = &v["roots"][0];
+    assert_eq!(project["scope"], "project");
+    assert_eq!(project["memories"], 30);
+    assert_eq!(project["categories"]["rules"], 5);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0);
+    let text = env.stdout(["inspect"]);
+    assert!(text.contains("no problems"), "{text}");
+}

@@ -1,0 +1,20 @@
+//! One integration-test binary: every file in this folder is a module here.
+
+mod env;
+mod errors;
+mod files;
+mod lifecycle;
+mod roots;
+
+/// A test file that is not declared above would silently never run.
+#[test]
+fn every_test_file_is_wired_in() {
+    let main = include_str!("main.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            assert!(main.contains(&format!("mod {module};")), "tests/cli/{name} is not wired in");
+        }
+    }
+}
