@@ -61,7 +61,10 @@ fn updating_crlf_bom_file_keeps_its_style() {
     env.write("facts/win.md", original);
     env.mem(["remember", "facts/win", "--highlight", "keep CRLF"]).assert().success();
     let text = env.read("facts/win.md");
-    assert!(text.starts_with("\u{feff}---\r\nkind: fact\r\nhighlight: keep CRLF\r\ncreated: "), "{text:?}");
+    assert!(
+        text.starts_with("\u{feff}---\r\nkind: fact\r\nhighlight: keep CRLF\r\ncreated: "),
+        "{text:?}"
+    );
     assert!(text.ends_with("\r\n---\r\n# T\r\n\r\nbody\r\n"), "{text:?}");
     assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
 }
