@@ -18,6 +18,7 @@ pub mod error;
 pub mod frontmatter;
 pub mod memory;
 pub mod output;
+pub mod rank;
 pub mod relpath;
 pub mod roots;
 pub mod scan;

@@ -1,0 +1,165 @@
+//! Retrieval quality on a labelled set: a memory tree plus `queries.jsonl`.
+//!
+//! ```text
+//! cargo run --release --example eval -- ../shared/bench-data/pyfaq-zh [more sets…]
+//! cargo run --release --example eval -- --cli target/release/mem ../shared/bench-data/locomo
+//! ```
+//!
+//! Each query line is `{"id", "query", "relevant": ["cat/slug.md", …], "lang"}`.
+//! The library mode ranks in-process; `--cli BIN` runs `BIN recall --json -n 10
+//! --no-track -- <query>` per query in the set's folder, exactly as a user
+//! would. Prints recall@5, recall@10, MRR@10, nDCG@10 and the share of queries
+//! with no result, per language and overall.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mem::rank::corpus::Corpus;
+use mem::rank::score::{Params, Request, rank};
+use mem::roots::{Root, Scope};
+use mem::scan::scan_root;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Query {
+    query: String,
+    relevant: Vec<String>,
+    #[serde(default)]
+    lang: String,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Sums {
+    n: usize,
+    r5: f64,
+    r10: f64,
+    mrr: f64,
+    ndcg: f64,
+    empty: usize,
+}
+
+impl Sums {
+    fn add(&mut self, ranked: &[String], relevant: &[String]) {
+        let rel = |p: &String| relevant.contains(p);
+        let found = |k: usize| ranked.iter().take(k).filter(|p| rel(p)).count() as f64;
+        let total = relevant.len().max(1) as f64;
+        self.n += 1;
+        self.r5 += found(5) / total;
+        self.r10 += found(10) / total;
+        self.mrr += ranked.iter().take(10).position(rel).map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        let dcg: f64 = ranked.iter().take(10).enumerate().filter(|(_, p)| rel(p)).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
+        let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+        self.ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
+        self.empty += ranked.is_empty() as usize;
+    }
+
+    fn row(&self, set: &str, lang: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "| {set} | {lang} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            self.n,
+            self.r5 / n,
+            self.r10 / n,
+            self.mrr / n,
+            self.ndcg / n,
+            self.empty as f64 / n
+        )
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut cli: Option<PathBuf> = None;
+    let mut scoped = false;
+    let mut sets = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--cli" => cli = Some(args.next().expect("--cli needs the mem binary").into()),
+            "--scope" => scoped = true,
+            "-h" | "--help" => {
+                eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
+                return;
+            }
+            _ => sets.push(PathBuf::from(arg)),
+        }
+    }
+    if sets.is_empty() {
+        eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
+        std::process::exit(2);
+    }
+    println!("| set | lang | queries | R@5 | R@10 | MRR@10 | nDCG@10 | no result |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for set in &sets {
+        let name = set.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let queries = load_queries(&set.join("queries.jsonl"));
+        let ranker: Box<dyn Fn(&Query) -> Vec<String>> = match &cli {
+            Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
+            None => library_ranker(set, scoped),
+        };
+        let mut by_lang: BTreeMap<String, Sums> = BTreeMap::new();
+        let mut all = Sums::default();
+        for q in &queries {
+            let ranked = ranker(q);
+            all.add(&ranked, &q.relevant);
+            by_lang.entry(q.lang.clone()).or_default().add(&ranked, &q.relevant);
+        }
+        if by_lang.len() > 1 {
+            for (lang, sums) in &by_lang {
+                println!("{}", sums.row(&name, lang));
+            }
+        }
+        println!("{}", all.row(&name, "all"));
+    }
+}
+
+fn load_queries(path: &Path) -> Vec<Query> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .collect()
+}
+
+fn library_ranker(set: &Path, scoped: bool) -> Box<dyn Fn(&Query) -> Vec<String>> {
+    let root = Root { scope: Scope::Project, dir: set.join(".memory") };
+    let scan = scan_root(&root);
+    for p in &scan.problems {
+        eprintln!("warning: {p}");
+    }
+    let memories = scan.memories;
+    let corpus = Corpus::build(&memories);
+    let params = Params::default();
+    let now_ms = std::env::var("MEM_NOW").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        mem::time::epoch_ms(std::time::SystemTime::now())
+    });
+    Box::new(move |q: &Query| {
+        let filter = |d: usize| {
+            !memories[d].is_superseded()
+                && (!scoped || q.scope.as_ref().is_none_or(|s| &memories[d].path.category == s))
+        };
+        let req = Request { query: &q.query, limit: 10, now_ms, signals: &[], filter: &filter, explain: false };
+        rank(&corpus, &memories, &params, &req).into_iter().map(|h| memories[h.doc].file()).collect()
+    })
+}
+
+fn cli_recall(bin: &Path, set: &Path, q: &Query, scoped: bool) -> Vec<String> {
+    let empty_global = std::env::temp_dir().join("mem-eval-no-global");
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(set).env("MEM_GLOBAL_DIR", &empty_global).env_remove("MEM_PROJECT_DIR");
+    cmd.args(["recall", "--json", "-n", "10", "--no-track"]);
+    if let (true, Some(scope)) = (scoped, &q.scope) {
+        cmd.args(["--category", scope]);
+    }
+    cmd.args(["--", &q.query]);
+    let out = cmd.output().expect("run mem");
+    if out.stdout.is_empty() {
+        return Vec::new();
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("recall --json output");
+    v["results"].as_array().map_or(Vec::new(), |rs| {
+        rs.iter().filter_map(|r| r["path"].as_str().map(str::to_string)).collect()
+    })
+}

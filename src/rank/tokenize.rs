@@ -1,0 +1,220 @@
+//! Text → index tokens, the same way for memories and for queries.
+//!
+//! | input            | tokens                                   |
+//! |------------------|------------------------------------------|
+//! | `部署脚本用`      | `部署` `署脚` `脚本` `本用`                 |
+//! | `锁`             | `锁` (a lone CJK character is a unigram)  |
+//! | `Ｄｅｐｌｏｙｓ`     | `deploy` (NFKC, lowercase, English stem) |
+//! | `utf-8`          | `utf-8` `utf` `8`                        |
+//! | `pg_dump`        | `pg_dump` `pg` `dump`                    |
+//! | `用pnpm部署`      | `用` `pnpm` `部署`                        |
+//!
+//! Latin words follow Unicode word boundaries; a word made of parts
+//! (`pg_dump`, `v1.2`, `utf-8`) yields the whole and each part. Words of
+//! letters only are stemmed (Snowball English), so `deploys`, `deployed` and
+//! `deploying` meet. Runs of Han, kana and Hangul become overlapping
+//! character bigrams, which is what lets `部署` match inside `部署脚本用`.
+//!
+//! ```
+//! let mut tokens = Vec::new();
+//! mem::rank::tokenize::Tokenizer::new().tokens("部署脚本用 pnpm 而不是 npm", |t| tokens.push(t.to_string()));
+//! assert!(tokens.contains(&"部署".to_string()));
+//! ```
+
+use std::borrow::Cow;
+
+use frostem::{Algorithm, Stemmer};
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Turns text into tokens; holds the stemmer and a scratch buffer.
+#[derive(Clone, Copy)]
+pub struct Tokenizer {
+    stemmer: Stemmer,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new()
+    }
+}
+
+/// True for Han, Hiragana, Katakana and Hangul characters.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3005 | 0x3007 // 々 〇
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana extensions
+        | 0x3400..=0x4DBF // Han extension A
+        | 0x4E00..=0x9FFF // Han
+        | 0xF900..=0xFAFF // Han compatibility
+        | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF // Hangul
+        | 0x20000..=0x3134F // Han extensions B–G
+    )
+}
+
+/// NFKC, then lowercase; ASCII text takes a fast path.
+pub fn normalize(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(text.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(text)
+        }
+    } else {
+        Cow::Owned(text.nfkc().flat_map(char::to_lowercase).collect())
+    }
+}
+
+impl Tokenizer {
+    /// A tokenizer with the English stemmer.
+    pub fn new() -> Tokenizer {
+        Tokenizer { stemmer: Stemmer::new(Algorithm::English) }
+    }
+
+    /// Call `emit` with every token of `text`, in order.
+    pub fn tokens(&self, text: &str, mut emit: impl FnMut(&str)) {
+        let text = normalize(text);
+        let mut rest = text.as_ref();
+        while !rest.is_empty() {
+            let cjk_start = rest.find(is_cjk).unwrap_or(rest.len());
+            self.latin(&rest[..cjk_start], &mut emit);
+            rest = &rest[cjk_start..];
+            let run_len = rest.find(|c| !is_cjk(c)).unwrap_or(rest.len());
+            cjk_run(&rest[..run_len], &mut emit);
+            rest = &rest[run_len..];
+        }
+    }
+
+    /// The token a single Latin word becomes (its stem when it is all letters).
+    pub fn word<'a>(&self, word: &'a str) -> Cow<'a, str> {
+        if word.len() > 3 && word.chars().all(char::is_alphabetic) {
+            self.stemmer.stem(word)
+        } else {
+            Cow::Borrowed(word)
+        }
+    }
+
+    fn latin(&self, text: &str, emit: &mut dyn FnMut(&str)) {
+        let mut compound: Option<(usize, usize)> = None;
+        let mut last_end = usize::MAX;
+        for (start, seg) in text.split_word_bound_indices() {
+            if seg.chars().any(char::is_alphanumeric) {
+                self.latin_word(seg, emit);
+                compound = match compound {
+                    Some((s, e)) if e == start => Some((s, start + seg.len())),
+                    _ => {
+                        flush(text, compound, emit);
+                        Some((start, start + seg.len()))
+                    }
+                };
+                last_end = start + seg.len();
+            } else if seg == "-" && last_end == start {
+                if let Some((s, _)) = compound {
+                    compound = Some((s, start + 1));
+                }
+            } else {
+                flush(text, compound.take(), emit);
+            }
+        }
+        flush(text, compound, emit);
+    }
+
+    fn latin_word(&self, word: &str, emit: &mut dyn FnMut(&str)) {
+        let word = word.trim_end_matches(['\'', '’']);
+        if word.chars().all(char::is_alphanumeric) || word.contains(['\'', '’']) {
+            emit(&self.word(word));
+            return;
+        }
+        // pg_dump, v1.2, foo.bar: the whole, then each part.
+        emit(word);
+        for part in word.split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()) {
+            emit(&self.word(part));
+        }
+    }
+}
+
+/// Emit a `utf-8`-style compound when it spans more than one word.
+fn flush(text: &str, span: Option<(usize, usize)>, emit: &mut dyn FnMut(&str)) {
+    if let Some((s, e)) = span {
+        let whole = text[s..e].trim_end_matches('-');
+        if whole.contains('-') {
+            emit(whole);
+        }
+    }
+}
+
+/// Overlapping bigrams of a CJK run; the character itself when it stands alone.
+fn cjk_run(run: &str, emit: &mut dyn FnMut(&str)) {
+    let mut bounds = run.char_indices().map(|(i, _)| i).chain([run.len()]);
+    let (Some(mut a), Some(mut b)) = (bounds.next(), bounds.next()) else { return };
+    if b == run.len() {
+        emit(run);
+        return;
+    }
+    for c in bounds {
+        emit(&run[a..c]);
+        (a, b) = (b, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::new().tokens(text, |t| out.push(t.to_string()));
+        out
+    }
+
+    #[test]
+    fn cjk_bigrams_find_a_word_inside_a_run() {
+        let doc = toks("部署脚本用 pnpm 而不是 npm");
+        assert_eq!(doc, ["部署", "署脚", "脚本", "本用", "pnpm", "而不", "不是", "npm"]);
+        assert_eq!(toks("部署"), ["部署"]);
+        assert!(doc.contains(&"部署".to_string()));
+    }
+
+    #[test]
+    fn lone_cjk_character_is_a_unigram() {
+        assert_eq!(toks("锁"), ["锁"]);
+        assert_eq!(toks("用pnpm部署"), ["用", "pnpm", "部署"]);
+        assert_eq!(toks("a 锁 b"), ["a", "锁", "b"]);
+    }
+
+    #[test]
+    fn kana_and_hangul_are_cjk() {
+        assert_eq!(toks("デプロイ"), ["デプ", "プロ", "ロイ"]);
+        assert_eq!(toks("배포"), ["배포"]);
+    }
+
+    #[test]
+    fn full_width_and_case_are_normalised() {
+        assert_eq!(toks("ＰＮＰＭ，ｎｐｍ！"), ["pnpm", "npm"]);
+        assert_eq!(toks("Deploys DEPLOYED deploying"), ["deploy", "deploy", "deploy"]);
+        assert_eq!(toks("部署（Ｋ８ｓ）"), ["部署", "k8s"]);
+    }
+
+    #[test]
+    fn identifiers_by_parts_and_whole() {
+        assert_eq!(toks("k8s"), ["k8s"]);
+        assert_eq!(toks("pg_dump"), ["pg_dump", "pg", "dump"]);
+        assert_eq!(toks("v1.2"), ["v1.2", "v1", "2"]);
+        assert_eq!(toks("utf-8 text"), ["utf", "8", "utf-8", "text"]);
+        assert_eq!(toks("end-to-end"), ["end", "to", "end", "end-to-end"]);
+        assert_eq!(toks("a - b"), ["a", "b"]);
+    }
+
+    #[test]
+    fn possessives_and_plurals_meet_their_base() {
+        assert_eq!(toks("Caroline's groups"), ["carolin", "group"]);
+        assert_eq!(toks("caroline group"), ["carolin", "group"]);
+    }
+
+    #[test]
+    fn punctuation_and_empty_text_give_nothing() {
+        assert!(toks("").is_empty());
+        assert!(toks("—，。！？ ... ---").is_empty());
+    }
+}
