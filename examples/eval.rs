@@ -50,7 +50,13 @@ impl Sums {
         self.r5 += found(5) / total;
         self.r10 += found(10) / total;
         self.mrr += ranked.iter().take(10).position(rel).map_or(0.0, |i| 1.0 / (i + 1) as f64);
-        let dcg: f64 = ranked.iter().take(10).enumerate().filter(|(_, p)| rel(p)).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
+        let dcg: f64 = ranked
+            .iter()
+            .take(10)
+            .enumerate()
+            .filter(|(_, p)| rel(p))
+            .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+            .sum();
         let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
         self.ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
         self.empty += ranked.is_empty() as usize;
@@ -74,11 +80,15 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut cli: Option<PathBuf> = None;
     let mut scoped = false;
+    let mut show_misses = false;
     let mut sets = Vec::new();
+    let mut params: Vec<String> = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--cli" => cli = Some(args.next().expect("--cli needs the mem binary").into()),
             "--scope" => scoped = true,
+            "--misses" => show_misses = true,
+            "--param" => params.push(args.next().expect("--param needs name=value")),
             "-h" | "--help" => {
                 eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
                 return;
@@ -97,12 +107,24 @@ fn main() {
         let queries = load_queries(&set.join("queries.jsonl"));
         let ranker: Box<dyn Fn(&Query) -> Vec<String>> = match &cli {
             Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
-            None => library_ranker(set, scoped),
+            None => library_ranker(set, scoped, tuned(&params)),
         };
         let mut by_lang: BTreeMap<String, Sums> = BTreeMap::new();
         let mut all = Sums::default();
         for q in &queries {
             let ranked = ranker(q);
+            if show_misses && !ranked.iter().take(5).any(|p| q.relevant.contains(p)) {
+                let at = ranked
+                    .iter()
+                    .position(|p| q.relevant.contains(p))
+                    .map_or("-".into(), |i| (i + 1).to_string());
+                println!(
+                    "miss [{at}] {} -> want {:?}, got {:?}",
+                    q.query,
+                    q.relevant,
+                    &ranked[..ranked.len().min(3)]
+                );
+            }
             all.add(&ranked, &q.relevant);
             by_lang.entry(q.lang.clone()).or_default().add(&ranked, &q.relevant);
         }
@@ -115,6 +137,27 @@ fn main() {
     }
 }
 
+/// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`, `b.body=0.6`.
+fn tuned(overrides: &[String]) -> Params {
+    let mut p = Params::default();
+    let fields = ["title", "summary", "highlight", "load_when", "tags", "path", "body"];
+    for o in overrides {
+        let (name, value) = o.split_once('=').expect("name=value");
+        let v: f32 = value.parse().expect("a number");
+        let field = |n: &str| fields.iter().position(|f| *f == n).expect("a field name");
+        match name.split_once('.') {
+            Some(("w", f)) => p.weight[field(f)] = v,
+            Some(("b", f)) => p.b[field(f)] = v,
+            _ if name == "k1" => p.k1 = v,
+            _ if name == "pair" => p.pair = v,
+            _ if name == "coverage" => p.coverage = v,
+            _ if name == "trigram" => p.trigram = v,
+            _ => panic!("unknown parameter {name}"),
+        }
+    }
+    p
+}
+
 fn load_queries(path: &Path) -> Vec<Query> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
@@ -123,7 +166,7 @@ fn load_queries(path: &Path) -> Vec<Query> {
         .collect()
 }
 
-fn library_ranker(set: &Path, scoped: bool) -> Box<dyn Fn(&Query) -> Vec<String>> {
+fn library_ranker(set: &Path, scoped: bool, params: Params) -> Box<dyn Fn(&Query) -> Vec<String>> {
     let root = Root { scope: Scope::Project, dir: set.join(".memory") };
     let scan = scan_root(&root);
     for p in &scan.problems {
@@ -131,17 +174,27 @@ fn library_ranker(set: &Path, scoped: bool) -> Box<dyn Fn(&Query) -> Vec<String>
     }
     let memories = scan.memories;
     let corpus = Corpus::build(&memories);
-    let params = Params::default();
-    let now_ms = std::env::var("MEM_NOW").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        mem::time::epoch_ms(std::time::SystemTime::now())
-    });
+    let now_ms = std::env::var("MEM_NOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| mem::time::epoch_ms(std::time::SystemTime::now()));
     Box::new(move |q: &Query| {
         let filter = |d: usize| {
             !memories[d].is_superseded()
                 && (!scoped || q.scope.as_ref().is_none_or(|s| &memories[d].path.category == s))
         };
-        let req = Request { query: &q.query, limit: 10, now_ms, signals: &[], filter: &filter, explain: false };
-        rank(&corpus, &memories, &params, &req).into_iter().map(|h| memories[h.doc].file()).collect()
+        let req = Request {
+            query: &q.query,
+            limit: 10,
+            now_ms,
+            signals: &[],
+            filter: &filter,
+            explain: false,
+        };
+        rank(&corpus, &memories, &params, &req)
+            .into_iter()
+            .map(|h| memories[h.doc].file())
+            .collect()
     })
 }
 

@@ -199,7 +199,8 @@ impl Corpus {
                 }
             }
         }
-        let mut list: Vec<Posting> = merged.into_iter().map(|(doc, tf)| Posting { doc, tf }).collect();
+        let mut list: Vec<Posting> =
+            merged.into_iter().map(|(doc, tf)| Posting { doc, tf }).collect();
         list.sort_unstable_by_key(|p| p.doc);
         Cow::Owned(list)
     }

@@ -4,4 +4,5 @@
 pub mod corpus;
 pub mod explain;
 pub mod score;
+pub mod stopwords;
 pub mod tokenize;

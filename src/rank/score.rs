@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use crate::memory::Memory;
 use crate::rank::corpus::{Corpus, FIELDS, Field};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
+use crate::rank::stopwords::is_stopword;
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -20,6 +21,12 @@ pub struct Params {
     pub b: [f32; FIELDS],
     /// Weight per field (title, summary, highlight, load_when, tags, path, body).
     pub weight: [f32; FIELDS],
+    /// Scale of a word-pair term (`support group`), relative to a word.
+    pub pair: f32,
+    /// Scale of a CJK trigram term, relative to a bigram.
+    pub trigram: f32,
+    /// Exponent of query coverage (share of the query's idf a memory matched).
+    pub coverage: f32,
     /// Added when a whole `load_when` trigger occurs in the query.
     pub trigger: f32,
     /// Multiplier added for a pinned memory.
@@ -38,6 +45,9 @@ impl Default for Params {
             k1: 1.2,
             b: [0.3, 0.5, 0.3, 0.2, 0.2, 0.3, 0.75],
             weight: [3.0, 2.0, 2.0, 3.0, 2.0, 1.0, 1.0],
+            pair: 0.25,
+            trigram: 0.0,
+            coverage: 0.0,
             trigger: 4.0,
             pinned: 0.1,
             hits: 0.04,
@@ -91,28 +101,46 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
     let query_set: HashSet<String> = tokens.iter().cloned().collect();
     let mut seen = HashSet::new();
     tokens.retain(|t| seen.insert(t.clone()));
+    if tokens.iter().any(|t| !is_stopword(t)) {
+        tokens.retain(|t| !is_stopword(t));
+    }
     let terms: Vec<Term> = tokens
         .into_iter()
         .take(64)
         .map(|token| {
             let postings = corpus.postings(&token);
             let df = postings.len() as f32;
-            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let scale = match phrase_kind(&token) {
+                Some(Phrase::Pair) => params.pair,
+                Some(Phrase::Trigram) => params.trigram,
+                None => 1.0,
+            };
+            let idf = scale * (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             Term { token, idf, postings }
         })
         .collect();
     let mut scores = vec![0f32; n];
     let mut matched = vec![0u64; n];
+    let mut covered = vec![0f32; n];
     for (i, term) in terms.iter().enumerate() {
         for p in term.postings.iter() {
             let d = p.doc as usize;
             let (s, _) = term_score(corpus, params, term.idf, d, &p.tf);
             scores[d] += s;
+            covered[d] += term.idf;
             matched[d] |= 1 << i;
         }
     }
+    let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
+    if params.coverage > 0.0 && total_idf > 0.0 {
+        for d in 0..n {
+            scores[d] *= (covered[d] / total_idf).powf(params.coverage);
+        }
+    }
     let mut hits: Vec<(usize, f32)> = (0..n)
-        .filter(|&d| (scores[d] > 0.0 || trigger_of(corpus, d, &query_set).is_some()) && (req.filter)(d))
+        .filter(|&d| {
+            (scores[d] > 0.0 || trigger_of(corpus, d, &query_set).is_some()) && (req.filter)(d)
+        })
         .map(|d| (d, final_score(corpus, memories, params, req, &query_set, d, scores[d]).0))
         .collect();
     hits.sort_by(|a, b| {
@@ -131,13 +159,37 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
                 .filter(|(i, _)| matched[d] & (1 << i) != 0)
                 .map(|(_, t)| t.token.clone())
                 .collect(),
-            explanation: req.explain.then(|| explain(corpus, memories, params, req, &terms, &query_set, d)),
+            explanation: req
+                .explain
+                .then(|| explain(corpus, memories, params, req, &terms, &query_set, d)),
         })
         .collect()
 }
 
+enum Phrase {
+    Pair,
+    Trigram,
+}
+
+/// Whether a token is a word pair or a CJK trigram (adjacency evidence).
+fn phrase_kind(token: &str) -> Option<Phrase> {
+    if token.contains(' ') {
+        Some(Phrase::Pair)
+    } else if token.chars().count() == 3 && token.chars().all(crate::rank::tokenize::is_cjk) {
+        Some(Phrase::Trigram)
+    } else {
+        None
+    }
+}
+
 /// BM25F for one term in one document: the score and each field's share.
-fn term_score(corpus: &Corpus, p: &Params, idf: f32, doc: usize, tf: &[u16; FIELDS]) -> (f32, [f32; FIELDS]) {
+fn term_score(
+    corpus: &Corpus,
+    p: &Params,
+    idf: f32,
+    doc: usize,
+    tf: &[u16; FIELDS],
+) -> (f32, [f32; FIELDS]) {
     let lengths = corpus.lengths(doc);
     let avg = corpus.avg_lengths();
     let mut parts = [0f32; FIELDS];

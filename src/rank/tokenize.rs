@@ -27,6 +27,8 @@ use frostem::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::rank::stopwords::is_stopword;
+
 /// Turns text into tokens; holds the stemmer and a scratch buffer.
 #[derive(Clone, Copy)]
 pub struct Tokenizer {
@@ -98,9 +100,21 @@ impl Tokenizer {
     fn latin(&self, text: &str, emit: &mut dyn FnMut(&str)) {
         let mut compound: Option<(usize, usize)> = None;
         let mut last_end = usize::MAX;
+        let mut previous = String::new();
+        let mut pair = String::new();
         for (start, seg) in text.split_word_bound_indices() {
             if seg.chars().any(char::is_alphanumeric) {
-                self.latin_word(seg, emit);
+                let main = self.latin_word(seg, emit);
+                if !is_stopword(&main) {
+                    if !previous.is_empty() {
+                        pair.clear();
+                        pair.push_str(&previous);
+                        pair.push(' ');
+                        pair.push_str(&main);
+                        emit(&pair);
+                    }
+                    previous = main;
+                }
                 compound = match compound {
                     Some((s, e)) if e == start => Some((s, start + seg.len())),
                     _ => {
@@ -120,17 +134,20 @@ impl Tokenizer {
         flush(text, compound, emit);
     }
 
-    fn latin_word(&self, word: &str, emit: &mut dyn FnMut(&str)) {
+    /// Emit one word's tokens; returns its main token (for pairs).
+    fn latin_word(&self, word: &str, emit: &mut dyn FnMut(&str)) -> String {
         let word = word.trim_end_matches(['\'', '’']);
         if word.chars().all(char::is_alphanumeric) || word.contains(['\'', '’']) {
-            emit(&self.word(word));
-            return;
+            let token = self.word(word);
+            emit(&token);
+            return token.into_owned();
         }
         // pg_dump, v1.2, foo.bar: the whole, then each part.
         emit(word);
         for part in word.split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()) {
             emit(&self.word(part));
         }
+        word.to_string()
     }
 }
 
@@ -152,9 +169,13 @@ fn cjk_run(run: &str, emit: &mut dyn FnMut(&str)) {
         emit(run);
         return;
     }
+    let mut before = None;
     for c in bounds {
         emit(&run[a..c]);
-        (a, b) = (b, c);
+        if let Some(z) = before {
+            emit(&run[z..c]);
+        }
+        (before, a, b) = (Some(a), b, c);
     }
 }
 
