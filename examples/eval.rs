@@ -151,7 +151,6 @@ fn tuned(overrides: &[String]) -> Params {
             _ if name == "k1" => p.k1 = v,
             _ if name == "pair" => p.pair = v,
             _ if name == "coverage" => p.coverage = v,
-            _ if name == "trigram" => p.trigram = v,
             _ => panic!("unknown parameter {name}"),
         }
     }

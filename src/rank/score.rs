@@ -23,8 +23,6 @@ pub struct Params {
     pub weight: [f32; FIELDS],
     /// Scale of a word-pair term (`support group`), relative to a word.
     pub pair: f32,
-    /// Scale of a CJK trigram term, relative to a bigram.
-    pub trigram: f32,
     /// Exponent of query coverage (share of the query's idf a memory matched).
     pub coverage: f32,
     /// Added when a whole `load_when` trigger occurs in the query.
@@ -46,7 +44,6 @@ impl Default for Params {
             b: [0.3, 0.5, 0.3, 0.2, 0.2, 0.3, 0.75],
             weight: [3.0, 2.0, 2.0, 3.0, 2.0, 1.0, 1.0],
             pair: 0.25,
-            trigram: 0.0,
             coverage: 0.0,
             trigger: 4.0,
             pinned: 0.1,
@@ -110,11 +107,7 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
         .map(|token| {
             let postings = corpus.postings(&token);
             let df = postings.len() as f32;
-            let scale = match phrase_kind(&token) {
-                Some(Phrase::Pair) => params.pair,
-                Some(Phrase::Trigram) => params.trigram,
-                None => 1.0,
-            };
+            let scale = if token.contains(' ') { params.pair } else { 1.0 };
             let idf = scale * (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             Term { token, idf, postings }
         })
@@ -164,22 +157,6 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
                 .then(|| explain(corpus, memories, params, req, &terms, &query_set, d)),
         })
         .collect()
-}
-
-enum Phrase {
-    Pair,
-    Trigram,
-}
-
-/// Whether a token is a word pair or a CJK trigram (adjacency evidence).
-fn phrase_kind(token: &str) -> Option<Phrase> {
-    if token.contains(' ') {
-        Some(Phrase::Pair)
-    } else if token.chars().count() == 3 && token.chars().all(crate::rank::tokenize::is_cjk) {
-        Some(Phrase::Trigram)
-    } else {
-        None
-    }
 }
 
 /// BM25F for one term in one document: the score and each field's share.

@@ -10,7 +10,7 @@ const ENGLISH: &[&str] = &[
     "her", "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "might",
     "my", "of", "on", "or", "our", "she", "should", "so", "some", "than", "that", "the", "their",
     "them", "then", "there", "these", "they", "this", "those", "to", "us", "veri", "very", "was",
-    "we", "were", "what", "when", "where", "which", "who", "whom", "whi", "why", "will", "with",
+    "we", "were", "what", "when", "where", "whi", "which", "who", "whom", "why", "will", "with",
     "would", "you", "your",
 ];
 

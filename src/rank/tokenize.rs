@@ -5,14 +5,16 @@
 //! | `部署脚本用`      | `部署` `署脚` `脚本` `本用`                 |
 //! | `锁`             | `锁` (a lone CJK character is a unigram)  |
 //! | `Ｄｅｐｌｏｙｓ`     | `deploy` (NFKC, lowercase, English stem) |
-//! | `utf-8`          | `utf-8` `utf` `8`                        |
+//! | `utf-8`          | `utf` `8` `utf 8` `utf-8`                |
 //! | `pg_dump`        | `pg_dump` `pg` `dump`                    |
+//! | `support groups` | `support` `group` `support group`        |
 //! | `用pnpm部署`      | `用` `pnpm` `部署`                        |
 //!
 //! Latin words follow Unicode word boundaries; a word made of parts
 //! (`pg_dump`, `v1.2`, `utf-8`) yields the whole and each part. Words of
 //! letters only are stemmed (Snowball English), so `deploys`, `deployed` and
-//! `deploying` meet. Runs of Han, kana and Hangul become overlapping
+//! `deploying` meet. Two neighbouring words (function words skipped) also
+//! give a pair token, `support group`, the evidence of a phrase. Runs of Han, kana and Hangul become overlapping
 //! character bigrams, which is what lets `部署` match inside `部署脚本用`.
 //!
 //! ```
@@ -137,6 +139,7 @@ impl Tokenizer {
     /// Emit one word's tokens; returns its main token (for pairs).
     fn latin_word(&self, word: &str, emit: &mut dyn FnMut(&str)) -> String {
         let word = word.trim_end_matches(['\'', '’']);
+        let word = word.strip_suffix("'s").or_else(|| word.strip_suffix("’s")).unwrap_or(word);
         if word.chars().all(char::is_alphanumeric) || word.contains(['\'', '’']) {
             let token = self.word(word);
             emit(&token);
@@ -169,13 +172,9 @@ fn cjk_run(run: &str, emit: &mut dyn FnMut(&str)) {
         emit(run);
         return;
     }
-    let mut before = None;
     for c in bounds {
         emit(&run[a..c]);
-        if let Some(z) = before {
-            emit(&run[z..c]);
-        }
-        (before, a, b) = (Some(a), b, c);
+        (a, b) = (b, c);
     }
 }
 
@@ -212,8 +211,9 @@ mod tests {
 
     #[test]
     fn full_width_and_case_are_normalised() {
-        assert_eq!(toks("ＰＮＰＭ，ｎｐｍ！"), ["pnpm", "npm"]);
-        assert_eq!(toks("Deploys DEPLOYED deploying"), ["deploy", "deploy", "deploy"]);
+        assert_eq!(toks("ＰＮＰＭ，ｎｐｍ！"), ["pnpm", "npm", "pnpm npm"]);
+        assert_eq!(toks("Deploys"), toks("deploying"));
+        assert_eq!(toks("DEPLOYED"), ["deploy"]);
         assert_eq!(toks("部署（Ｋ８ｓ）"), ["部署", "k8s"]);
     }
 
@@ -222,15 +222,26 @@ mod tests {
         assert_eq!(toks("k8s"), ["k8s"]);
         assert_eq!(toks("pg_dump"), ["pg_dump", "pg", "dump"]);
         assert_eq!(toks("v1.2"), ["v1.2", "v1", "2"]);
-        assert_eq!(toks("utf-8 text"), ["utf", "8", "utf-8", "text"]);
-        assert_eq!(toks("end-to-end"), ["end", "to", "end", "end-to-end"]);
-        assert_eq!(toks("a - b"), ["a", "b"]);
+        assert_eq!(toks("utf-8"), ["utf", "8", "utf 8", "utf-8"]);
+        assert_eq!(toks("end-to-end"), ["end", "to", "end", "end end", "end-to-end"]);
+        assert_eq!(toks("x - y"), ["x", "y", "x y"]);
     }
 
     #[test]
     fn possessives_and_plurals_meet_their_base() {
-        assert_eq!(toks("Caroline's groups"), ["carolin", "group"]);
-        assert_eq!(toks("caroline group"), ["carolin", "group"]);
+        assert_eq!(toks("Caroline's groups"), ["carolin", "group", "carolin group"]);
+        assert_eq!(toks("caroline group"), toks("Caroline’s groups"));
+        assert_eq!(toks("don't"), ["don't"]);
+    }
+
+    #[test]
+    fn adjacent_words_give_a_pair_skipping_function_words() {
+        assert_eq!(toks("support group"), ["support", "group", "support group"]);
+        assert_eq!(
+            toks("the support of the group"),
+            ["the", "support", "of", "the", "group", "support group"]
+        );
+        assert_eq!(toks("用 pnpm 部署 npm"), ["用", "pnpm", "部署", "npm"]);
     }
 
     #[test]
