@@ -21,6 +21,9 @@ use mem::roots::{Root, Scope};
 use mem::scan::scan_root;
 use serde::Deserialize;
 
+/// Ranks one query: the relevant-or-not paths, best first.
+type Ranker<'a> = Box<dyn Fn(&Query) -> Vec<String> + 'a>;
+
 #[derive(Deserialize)]
 struct Query {
     query: String,
@@ -105,7 +108,7 @@ fn main() {
     for set in &sets {
         let name = set.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let queries = load_queries(&set.join("queries.jsonl"));
-        let ranker: Box<dyn Fn(&Query) -> Vec<String>> = match &cli {
+        let ranker: Ranker = match &cli {
             Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
             None => library_ranker(set, scoped, tuned(&params)),
         };
@@ -165,7 +168,7 @@ fn load_queries(path: &Path) -> Vec<Query> {
         .collect()
 }
 
-fn library_ranker(set: &Path, scoped: bool, params: Params) -> Box<dyn Fn(&Query) -> Vec<String>> {
+fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
     let root = Root { scope: Scope::Project, dir: set.join(".memory") };
     let scan = scan_root(&root);
     for p in &scan.problems {

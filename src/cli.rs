@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{forget, history, init, inspect, list, remember};
+use crate::commands::{forget, history, init, inspect, list, recall, remember};
 use crate::context::Options;
 
 const EXAMPLES: &str = "\
 Examples:
+  mem recall 部署                            the memories that best match, ranked
   mem init                                  create .memory/ in this project
   mem remember pitfalls/tz-offset \"Orders use UTC; the UI converts\" --kind pitfall
   mem list --sort recent
@@ -64,6 +65,7 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Init(init::Args),
+    Recall(recall::Args),
     Remember(remember::Args),
     Forget(forget::Args),
     Restore(forget::RestoreArgs),

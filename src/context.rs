@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use crate::error::{Error, Result};
 use crate::relpath::RelPath;
 use crate::roots::{self, Root, Roots, Scope};
-use crate::time::epoch_ms;
+use crate::time::{Lang, epoch_ms};
 
 /// Which roots a command sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,10 @@ pub struct Context {
     pub color: bool,
     /// The working directory.
     pub cwd: PathBuf,
+    /// The language relative ages are written in (from `LC_ALL` / `LANG`).
+    pub lang: Lang,
+    /// The agent role from `$MEM_ROLE`: memories private to another role are hidden.
+    pub role: Option<String>,
 }
 
 /// The global options, as parsed.
@@ -65,7 +69,12 @@ impl Context {
         };
         let color =
             env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal();
-        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd })
+        let lang = ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .find_map(|k| env::var(k).ok().filter(|v| !v.is_empty()))
+            .map_or(Lang::En, |v| if v.starts_with("zh") { Lang::Zh } else { Lang::En });
+        let role = env::var("MEM_ROLE").ok().filter(|r| !r.is_empty());
+        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd, lang, role })
     }
 
     /// The roots to read, project first, leaving out those not created yet.

@@ -22,5 +22,6 @@ pub mod rank;
 pub mod relpath;
 pub mod roots;
 pub mod scan;
+pub mod state;
 pub mod time;
 pub mod write;

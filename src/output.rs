@@ -20,6 +20,11 @@ pub trait Report: Serialize {
         &[]
     }
 
+    /// A one-line note for stderr, such as why nothing was found.
+    fn notice(&self) -> Option<String> {
+        None
+    }
+
     /// The exit code once printed: 0, or 1 for "nothing found".
     fn exit_code(&self) -> i32 {
         0
@@ -75,6 +80,9 @@ pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     };
     for w in report.warnings() {
         eprintln!("{} {w}", style.warn("warning:"));
+    }
+    if let Some(notice) = report.notice() {
+        eprintln!("mem: {notice}");
     }
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {

@@ -6,6 +6,7 @@ pub mod history;
 pub mod init;
 pub mod inspect;
 pub mod list;
+pub mod recall;
 pub mod remember;
 
 use crate::cli::{Cli, Command};
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Forget(args) => emit(&ctx, &forget::run(&ctx, args)?),
         Command::Restore(args) => emit(&ctx, &forget::restore(&ctx, args)?),
         Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
+        Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

@@ -194,8 +194,8 @@ impl Corpus {
         for list in own.into_iter().chain(bigrams) {
             for p in list {
                 let tf = merged.entry(p.doc).or_insert([0; FIELDS]);
-                for f in 0..FIELDS {
-                    tf[f] = tf[f].saturating_add(p.tf[f]);
+                for (sum, add) in tf.iter_mut().zip(p.tf) {
+                    *sum = sum.saturating_add(add);
                 }
             }
         }

@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod explain;
+pub mod highlight;
 pub mod score;
 pub mod stopwords;
 pub mod tokenize;

@@ -217,7 +217,11 @@ fn final_score(
     let hits = req.signals.get(doc).map_or(0, |s| s.hits);
     if hits > 0 {
         let factor = (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap);
-        boosts.push(("hits", format!("{hits} hits"), factor));
+        boosts.push((
+            "hits",
+            if hits == 1 { "1 hit".to_string() } else { format!("{hits} hits") },
+            factor,
+        ));
     }
     let age_days = ((req.now_ms - m.updated).max(0) as f64) / DAY_MS;
     let decay = 0.5f64.powf(age_days / p.half_life_days) as f32;

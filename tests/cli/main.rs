@@ -4,6 +4,7 @@ mod env;
 mod errors;
 mod files;
 mod lifecycle;
+mod recall;
 mod roots;
 
 /// A test file that is not declared above would silently never run.

@@ -1,0 +1,297 @@
+//! `mem recall`: the memories that best answer a query, ranked.
+//!
+//! Scans the selected roots, ranks in memory (see [`crate::rank`]), prints
+//! the top results and counts one hit for each shown, in its root's
+//! `.state.json`, unless `--no-track`.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::rank::corpus::Corpus;
+use crate::rank::explain::Explanation;
+use crate::rank::highlight::spans;
+use crate::rank::score::{Params, Request, Signals, rank};
+use crate::rank::tokenize::Tokenizer;
+use crate::roots::Scope;
+use crate::scan::scan_all;
+use crate::state;
+use crate::time::relative_age;
+
+const EXAMPLES: &str = "\
+Examples:
+  mem recall 部署
+  mem recall how do we deploy -n 3
+  mem recall --category pitfalls timezone
+  mem recall --json -- \"--force push\"        (`--` before a query that starts with -)
+  mem recall --explain pnpm";
+
+/// Find the memories that best match a query.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Words to look for, in any language (several words are one query)
+    #[arg(required = true, value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// How many results to show
+    #[arg(short = 'n', long = "limit", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub limit: u16,
+    /// Only this category
+    #[arg(long, short)]
+    pub category: Option<String>,
+    /// Only this kind (fact, rule, decision, …)
+    #[arg(long, short)]
+    pub kind: Option<String>,
+    /// Act as this agent role: its private memories are visible, other roles' are not [env: MEM_ROLE]
+    #[arg(long)]
+    pub role: Option<String>,
+    /// Include superseded memories
+    #[arg(long)]
+    pub all: bool,
+    /// Show how each score was made
+    #[arg(long)]
+    pub explain: bool,
+    /// Do not count hits in .state.json
+    #[arg(long)]
+    pub no_track: bool,
+}
+
+/// One result.
+#[derive(Debug, Serialize)]
+pub struct Found {
+    pub path: String,
+    pub root: Scope,
+    pub title: String,
+    pub summary: String,
+    pub kind: String,
+    pub score: f32,
+    /// Query terms the memory matched (normalised tokens).
+    pub matched: Vec<String>,
+    pub updated: i64,
+    pub age: String,
+    pub superseded_by: Option<String>,
+    pub file: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+}
+
+/// The ranked results.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub query: String,
+    pub results: Vec<Found>,
+    pub warnings: Vec<String>,
+    /// There were no memories to search at all.
+    #[serde(skip)]
+    empty: bool,
+}
+
+/// Rank and, unless told not to, count the hits.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let query = args.query.join(" ");
+    let roots = ctx.read_roots()?;
+    let tree = scan_all(&roots);
+    let mut warnings: Vec<String> = tree.problems.iter().map(ToString::to_string).collect();
+    let states: Vec<(Scope, state::State)> = roots
+        .iter()
+        .map(|r| {
+            let (s, warning) = state::load(&r.dir);
+            warnings.extend(warning);
+            (r.scope, s)
+        })
+        .collect();
+    let memories = tree.memories;
+    let signals: Vec<Signals> = memories
+        .iter()
+        .map(|m| {
+            let state = states.iter().find(|(scope, _)| *scope == m.scope).map(|(_, s)| s);
+            let hits = state.and_then(|s| s.hits.get(&m.file())).map_or(0, |h| h.count);
+            Signals { hits: hits.min(u32::MAX as u64) as u32 }
+        })
+        .collect();
+    let role = args.role.as_ref().or(ctx.role.as_ref());
+    let filter = |d: usize| visible(&memories[d], args, role);
+    let corpus = Corpus::build(&memories);
+    let request = Request {
+        query: &query,
+        limit: args.limit as usize,
+        now_ms: ctx.now_ms,
+        signals: &signals,
+        filter: &filter,
+        explain: args.explain,
+    };
+    let hits = rank(&corpus, &memories, &Params::default(), &request);
+    let results: Vec<Found> = hits
+        .into_iter()
+        .map(|hit| {
+            let m = &memories[hit.doc];
+            let root = roots
+                .iter()
+                .find(|r| r.scope == m.scope)
+                .map(|r| r.dir.clone())
+                .unwrap_or_default();
+            Found {
+                path: m.file(),
+                root: m.scope,
+                title: m.title.clone(),
+                summary: m.summary.clone(),
+                kind: m.kind.clone(),
+                score: hit.score,
+                matched: hit.matched,
+                updated: m.updated,
+                age: relative_age(m.updated, ctx.now_ms, ctx.lang),
+                superseded_by: m.superseded_by.clone(),
+                file: m.path.under(&root),
+                explanation: hit.explanation,
+            }
+        })
+        .collect();
+    if !args.no_track {
+        for root in &roots {
+            let paths: Vec<String> =
+                results.iter().filter(|f| f.root == root.scope).map(|f| f.path.clone()).collect();
+            warnings.extend(state::record(&root.dir, &paths, ctx.now_ms)?);
+        }
+    }
+    let empty = memories.is_empty();
+    Ok(Report { query, results, warnings, empty })
+}
+
+/// Filters: superseded (unless --all), category, kind, role.
+fn visible(m: &Memory, args: &Args, role: Option<&String>) -> bool {
+    (args.all || !m.is_superseded())
+        && args.category.as_ref().is_none_or(|c| &m.path.category == c)
+        && args.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k))
+        && m.role.as_ref().is_none_or(|r| Some(r) == role)
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        let tokenizer = Tokenizer::new();
+        let mut out = String::new();
+        for (i, f) in self.results.iter().enumerate() {
+            let matched: HashSet<String> = f.matched.iter().cloned().collect();
+            let mark = |text: &str| paint(text, &matched, &tokenizer, style);
+            if i > 0 {
+                out.push('\n');
+            }
+            let mut head = format!(
+                "{}  {}",
+                style.path(&f.path),
+                style.dim(&format!("{} · {}", f.root.name(), f.age))
+            );
+            if let Some(by) = &f.superseded_by {
+                head.push_str(&style.dim(&format!(" · superseded by {by}")));
+            }
+            out.push_str(&head);
+            out.push('\n');
+            out.push_str(&format!("  {}\n", style.bold(&mark(&f.title))));
+            for line in wrap(&f.summary, 76, 2) {
+                out.push_str(&format!("  {}\n", mark(&line)));
+            }
+            if let Some(e) = &f.explanation {
+                for line in e.to_string().lines() {
+                    out.push_str(&format!("  {}\n", style.dim(line)));
+                }
+            }
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn notice(&self) -> Option<String> {
+        if !self.results.is_empty() {
+            return None;
+        }
+        let hint = if self.empty {
+            "there are no memories yet: add one with `mem remember`"
+        } else {
+            "try other or fewer words, --all for superseded memories, or `mem list`"
+        };
+        Some(format!("no memory matches `{}`; {hint}", self.query))
+    }
+
+    fn exit_code(&self) -> i32 {
+        if self.results.is_empty() { 1 } else { 0 }
+    }
+}
+
+/// Highlight matched terms (only when colour is on).
+fn paint(text: &str, matched: &HashSet<String>, tokenizer: &Tokenizer, style: &Style) -> String {
+    if !style.color {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut at = 0;
+    for r in spans(text, matched, tokenizer) {
+        out.push_str(&text[at..r.start]);
+        out.push_str(&style.mark(&text[r.clone()]));
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Display columns of a character: CJK and full-width forms take two.
+fn columns(c: char) -> usize {
+    if crate::rank::tokenize::is_cjk(c)
+        || matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6)
+    {
+        2
+    } else {
+        1
+    }
+}
+
+/// Wrap `text` into at most `max_lines` lines of `width` columns, ending in `…` if cut.
+fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for word in text.split_word_bounds() {
+        let w: usize = word.chars().map(columns).sum();
+        if used + w > width && used > 0 {
+            if lines.len() == max_lines {
+                let last = lines.last_mut().expect("one line");
+                last.truncate(last.trim_end().len());
+                last.push('…');
+                return lines;
+            }
+            lines.push(String::new());
+            used = 0;
+            if word.trim().is_empty() {
+                continue;
+            }
+        }
+        lines.last_mut().expect("one line").push_str(word);
+        used += w;
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_fits_80_columns_counting_cjk_as_two() {
+        let text = "部署脚本用 pnpm 而不是 npm，".repeat(10);
+        let lines = wrap(&text, 76, 2);
+        assert_eq!(lines.len(), 2);
+        for l in &lines {
+            assert!(l.chars().map(columns).sum::<usize>() <= 77, "{l}");
+        }
+        assert!(lines[1].ends_with('…'));
+        assert_eq!(wrap("short", 76, 2), ["short"]);
+        assert!(wrap("", 76, 2).is_empty());
+    }
+}

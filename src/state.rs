@@ -1,0 +1,126 @@
+//! `.state.json`: hit counts per memory, kept outside the Markdown so that a
+//! recall never dirties a file or a git diff.
+//!
+//! Updates are read-modify-write under an exclusive lock on a separate
+//! `.state.json.lock` (never replaced, so the lock always guards the live
+//! file), and the new state is written by temp file + rename. A corrupt file
+//! is set aside as `.state.json.bad-<ms>` and rebuilt: it is derived data.
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::write::write_atomic;
+
+const FILE: &str = ".state.json";
+const LOCK: &str = ".state.json.lock";
+const VERSION: u32 = 1;
+
+/// The hit record of one memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hits {
+    pub count: u64,
+    /// Epoch ms of the last hit.
+    pub last: i64,
+}
+
+/// The whole state file of a root.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    /// Per relative path (`category/slug.md`).
+    pub hits: BTreeMap<String, Hits>,
+}
+
+/// The state file's path in `root`.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(FILE)
+}
+
+/// Read a root's state. A missing file is an empty state; a corrupt one is
+/// an empty state plus a warning (it is set aside on the next write).
+pub fn load(root: &Path) -> (State, Option<String>) {
+    match read(root) {
+        Ok(state) => (state, None),
+        Err(why) => (State::default(), Some(why)),
+    }
+}
+
+fn read(root: &Path) -> std::result::Result<State, String> {
+    let file = path(root);
+    let bytes = match fs::read(&file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+        Err(e) => return Err(format!("{}: {e}", file.display())),
+    };
+    serde_json::from_slice::<State>(&bytes)
+        .map_err(|e| format!("{} is corrupt ({e}); hit counts start again", file.display()))
+}
+
+/// Count one hit for each of `paths` at `now_ms`. Returns warnings (a
+/// corrupt file that was set aside).
+pub fn record(root: &Path, paths: &[String], now_ms: i64) -> Result<Vec<String>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lock_path = root.join(LOCK);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io(&lock_path, e))?;
+    lock.lock().map_err(|e| Error::io(&lock_path, e))?;
+    let mut warnings = Vec::new();
+    let mut state = match read(root) {
+        Ok(state) => state,
+        Err(why) => {
+            let bad = root.join(format!("{FILE}.bad-{now_ms}"));
+            if fs::rename(path(root), &bad).is_ok() {
+                warnings.push(format!("{why}; the old file was kept as {}", bad.display()));
+            }
+            State::default()
+        }
+    };
+    state.version = VERSION;
+    for p in paths {
+        let hits = state.hits.entry(p.clone()).or_default();
+        hits.count += 1;
+        hits.last = hits.last.max(now_ms);
+    }
+    let json = serde_json::to_vec_pretty(&state).map_err(|e| Error::input(e.to_string()))?;
+    write_atomic(root, &path(root), &json)?;
+    drop(lock);
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_and_missing_file_is_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(load(tmp.path()).0, State::default());
+        record(tmp.path(), &["a/b.md".into(), "a/c.md".into()], 10).unwrap();
+        record(tmp.path(), &["a/b.md".into()], 20).unwrap();
+        let (state, warning) = load(tmp.path());
+        assert!(warning.is_none());
+        assert_eq!(state.hits["a/b.md"], Hits { count: 2, last: 20 });
+        assert_eq!(state.hits["a/c.md"], Hits { count: 1, last: 10 });
+    }
+
+    #[test]
+    fn corrupt_state_is_set_aside_and_rebuilt() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(path(tmp.path()), "{ not json").unwrap();
+        assert!(load(tmp.path()).1.is_some());
+        let warnings = record(tmp.path(), &["a/b.md".into()], 7).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(fs::read_to_string(tmp.path().join(".state.json.bad-7")).unwrap(), "{ not json");
+        assert_eq!(load(tmp.path()).0.hits["a/b.md"].count, 1);
+    }
+}
