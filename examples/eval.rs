@@ -88,7 +88,10 @@ fn main() {
     let mut params: Vec<String> = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--cli" => cli = Some(args.next().expect("--cli needs the mem binary").into()),
+            "--cli" => {
+                let bin = args.next().expect("--cli needs the mem binary");
+                cli = Some(std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}")));
+            }
             "--scope" => scoped = true,
             "--misses" => show_misses = true,
             "--param" => params.push(args.next().expect("--param needs name=value")),

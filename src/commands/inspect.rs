@@ -15,6 +15,7 @@ use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
 use crate::scan::{Problem, Tree, scan_all};
+use crate::state::{self, Hits};
 
 /// Show the roots, counts, shadowed files and problems; or one memory in full.
 #[derive(Debug, clap::Args)]
@@ -64,6 +65,8 @@ pub struct Detail {
     pub history: Vec<Version>,
     /// A global memory at the same path, hidden by this one.
     pub shadows: Option<PathBuf>,
+    /// Recall hits from the root's `.state.json`.
+    pub hits: Hits,
 }
 
 /// What inspect shows.
@@ -122,7 +125,8 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
-    let (_, file) = ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
+    let (root, file) = ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
+    let hits = state::load(&root.dir).0.hits.get(&rel.file()).copied().unwrap_or_default();
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
     let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
     let find = |p: &str| tree.memories.iter().find(|m| m.file() == p);
@@ -151,6 +155,7 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
         superseded_by,
         history,
         shadows,
+        hits,
     })
 }
 
@@ -219,6 +224,9 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("supersedes", links(&d.supersedes));
     row("superseded_by", links(&d.superseded_by));
     row("shadows", d.shadows.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+    if d.hits.count > 0 {
+        row("hits", format!("{} (last {})", d.hits.count, d.hits.last));
+    }
     row("history", d.history.iter().map(|v| v.updated.to_string()).collect::<Vec<_>>().join(", "));
     out.push_str(&format!("\n{}", d.body));
     if !d.body.ends_with('\n') {

@@ -194,6 +194,8 @@ fn each_result_shown_counts_one_hit() {
     recall(&env, &["-n", "1", "部署"]);
     let state: serde_json::Value = serde_json::from_str(&env.read(".state.json")).unwrap();
     assert_eq!(state["hits"][&out.results[0].path]["count"], 2);
+    let detail = env.json(["inspect", &out.results[0].path]);
+    assert_eq!(detail["hits"]["count"], 2);
     // Markdown untouched by recall.
     assert_eq!(
         env.read("rules/deploy-pnpm.md"),
