@@ -125,7 +125,8 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
-    let (root, file) = ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
+    let (root, file) =
+        ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let hits = state::load(&root.dir).0.hits.get(&rel.file()).copied().unwrap_or_default();
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
     let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;

@@ -294,4 +294,16 @@ mod tests {
         assert_eq!(wrap("short", 76, 2), ["short"]);
         assert!(wrap("", 76, 2).is_empty());
     }
+
+    #[test]
+    fn matched_terms_are_marked_only_in_colour() {
+        let matched: HashSet<String> = ["部署".to_string(), "pnpm".to_string()].into();
+        let t = Tokenizer::new();
+        let text = "部署脚本用 pnpm";
+        assert_eq!(paint(text, &matched, &t, &Style { color: false }), text);
+        assert_eq!(
+            paint(text, &matched, &t, &Style { color: true }),
+            "\x1b[1;31m部署\x1b[0m脚本用 \x1b[1;31mpnpm\x1b[0m"
+        );
+    }
 }

@@ -1,0 +1,116 @@
+//! The scorer through the library: the cases the product promises.
+
+use mem::frontmatter::Document;
+use mem::memory::Memory;
+use mem::rank::corpus::Corpus;
+use mem::rank::score::{Params, Request, Signals, rank};
+use mem::relpath::RelPath;
+use mem::roots::Scope;
+
+const NOW: i64 = 1_795_996_800_000;
+
+fn memory(path: &str, text: &str) -> Memory {
+    let doc = Document::parse(text).unwrap();
+    Memory::from_document(RelPath::parse(path).unwrap(), Scope::Project, &doc, NOW).0
+}
+
+fn ranked(memories: &[Memory], query: &str) -> Vec<String> {
+    ranked_with(memories, query, &[])
+}
+
+fn ranked_with(memories: &[Memory], query: &str, signals: &[Signals]) -> Vec<String> {
+    let corpus = Corpus::build(memories);
+    let filter = |d: usize| !memories[d].is_superseded();
+    let req = Request { query, limit: 10, now_ms: NOW, signals, filter: &filter, explain: false };
+    rank(&corpus, memories, &Params::default(), &req)
+        .into_iter()
+        .map(|h| memories[h.doc].file())
+        .collect()
+}
+
+fn demo() -> Vec<Memory> {
+    vec![
+        memory("rules/pnpm", "# 包管理\n\n部署脚本用 pnpm 而不是 npm。\n"),
+        memory("facts/db", "# 数据库\n\nPostgreSQL 连接池上限 20。\n"),
+        memory("pitfalls/lock", "# 迁移\n\n迁移会锁表，先在 staging 演练。\n"),
+        memory(
+            "facts/deploys",
+            "# Deploys\n\nWe deployed twice on Friday; deploying needs approval.\n",
+        ),
+    ]
+}
+
+#[test]
+fn two_character_word_inside_a_longer_run() {
+    assert_eq!(ranked(&demo(), "部署")[0], "rules/pnpm.md");
+}
+
+#[test]
+fn one_character_query_finds_the_text_containing_it() {
+    assert_eq!(ranked(&demo(), "锁"), ["pitfalls/lock.md"]);
+}
+
+#[test]
+fn english_word_forms_are_conflated() {
+    assert_eq!(ranked(&demo(), "deployment")[..1], ["facts/deploys.md"]);
+    assert_eq!(ranked(&demo(), "Deploy")[..1], ["facts/deploys.md"]);
+}
+
+#[test]
+fn full_width_query_matches_ascii_text() {
+    assert_eq!(ranked(&demo(), "ＰＯＳＴＧＲＥＳＱＬ")[0], "facts/db.md");
+}
+
+#[test]
+fn nothing_in_common_gives_nothing() {
+    assert!(ranked(&demo(), "kubernetes 集群").is_empty());
+}
+
+#[test]
+fn a_load_when_trigger_beats_body_matches() {
+    let memories = vec![
+        memory("facts/a", "# Cache\n\ncache cache cache invalidation cache\n"),
+        memory(
+            "facts/b",
+            "---\nload_when: [cache warmup]\n---\n# Warmup\n\nRun the warmup job after deploys.\n",
+        ),
+    ];
+    assert_eq!(ranked(&memories, "how do I do a cache warmup")[0], "facts/b.md");
+}
+
+#[test]
+fn superseded_memories_are_left_out() {
+    let memories = vec![
+        memory("decisions/old", "---\nsuperseded_by: decisions/new.md\n---\nWe use Prisma ORM.\n"),
+        memory("decisions/new", "---\nsupersedes: decisions/old.md\n---\nWe use Drizzle ORM.\n"),
+    ];
+    assert_eq!(ranked(&memories, "ORM"), ["decisions/new.md"]);
+}
+
+#[test]
+fn hits_and_pins_are_gentle_boosts() {
+    let same = "# Note\n\nthe retry policy for webhooks\n";
+    let memories = vec![memory("facts/a", same), memory("facts/b", same)];
+    assert_eq!(
+        ranked(&memories, "retry policy"),
+        ["facts/a.md", "facts/b.md"],
+        "ties break by path"
+    );
+    let signals = [Signals { hits: 0 }, Signals { hits: 5 }];
+    assert_eq!(ranked_with(&memories, "retry policy", &signals), ["facts/b.md", "facts/a.md"]);
+    // A strong match is not overturned by a pin.
+    let memories = vec![
+        memory("facts/pinned", "---\npinned: true\n---\nwebhooks exist\n"),
+        memory("facts/match", "# Retry policy\n\nthe retry policy for webhooks: retry policy\n"),
+    ];
+    assert_eq!(ranked(&memories, "retry policy webhooks")[0], "facts/match.md");
+}
+
+#[test]
+fn ranking_is_deterministic() {
+    let memories = demo();
+    let first = ranked(&memories, "部署 pnpm 数据库 deploy");
+    for _ in 0..5 {
+        assert_eq!(ranked(&memories, "部署 pnpm 数据库 deploy"), first);
+    }
+}
