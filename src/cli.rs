@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{forget, history, init, inspect, list, recall, remember};
+use crate::commands::{compile, forget, history, init, inspect, list, recall, remember};
 use crate::context::Options;
 
 const EXAMPLES: &str = "\
@@ -70,6 +70,7 @@ pub enum Command {
     Forget(forget::Args),
     Restore(forget::RestoreArgs),
     List(list::Args),
+    Compile(compile::Args),
     Inspect(inspect::Args),
     History(history::Args),
 }

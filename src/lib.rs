@@ -13,12 +13,14 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compile;
 pub mod context;
 pub mod error;
 pub mod frontmatter;
 pub mod memory;
 pub mod output;
 pub mod rank;
+pub mod regions;
 pub mod relpath;
 pub mod roots;
 pub mod scan;

@@ -37,6 +37,12 @@ pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
 
+/// Remove `target`, which must lie under `root` and not be a symlink.
+pub fn remove_file(root: &Path, target: &Path) -> Result<()> {
+    prepare(root, target)?;
+    fs::remove_file(target).map_err(|e| Error::io(target, e))
+}
+
 /// Check `target` stays under `root`, create its folder, return the folder.
 fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
     let rel = inside(root, target)?;

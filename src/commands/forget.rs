@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::output::Style;
@@ -37,6 +38,8 @@ pub struct Report {
     pub scope: Scope,
     pub from: PathBuf,
     pub to: PathBuf,
+    /// Generated files rewritten by the recompile that follows the move.
+    pub compiled: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -60,7 +63,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if root.scope == Scope::Project && rel.under(&ctx.roots.global.dir).is_file() {
         warnings.push(format!("the global {rel} is visible again"));
     }
-    Ok(Report { action: "forgot", path: rel.file(), scope: root.scope, from, to, warnings })
+    let (compiled, notes) = refresh(root)?;
+    warnings.extend(notes);
+    Ok(Report {
+        action: "forgot",
+        path: rel.file(),
+        scope: root.scope,
+        from,
+        to,
+        compiled,
+        warnings,
+    })
 }
 
 /// Move the newest trashed copy back, refusing to replace a live file.
@@ -81,13 +94,15 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Report> {
         ));
     }
     move_file(&root.dir, &from, &to)?;
+    let (compiled, warnings) = refresh(root)?;
     Ok(Report {
         action: "restored",
         path: rel.file(),
         scope: root.scope,
         from,
         to,
-        warnings: vec![],
+        compiled,
+        warnings,
     })
 }
 
@@ -114,6 +129,9 @@ impl crate::output::Report for Report {
             out.push_str(&format!("  undo: mem restore {}\n", self.path.trim_end_matches(".md")));
         } else {
             out.push_str(&format!("  from {}\n", self.from.display()));
+        }
+        if !self.compiled.is_empty() {
+            out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
         }
         out
     }

@@ -1,6 +1,7 @@
 //! One module per verb. Each has its clap `Args`, a `run` that does the work
 //! and returns a report, and the report's human rendering.
 
+pub mod compile;
 pub mod forget;
 pub mod history;
 pub mod init;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Restore(args) => emit(&ctx, &forget::restore(&ctx, args)?),
         Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
         Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),
+        Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use yaml_serde::Value;
 
+use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::frontmatter::Document;
@@ -77,6 +78,8 @@ pub struct Report {
     pub history: Option<PathBuf>,
     /// The memory this one supersedes, now marked `superseded_by`.
     pub superseded: Option<String>,
+    /// Generated files rewritten by the recompile that follows a write.
+    pub compiled: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -115,7 +118,30 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Some((old_root, old_rel)) => Some(mark_superseded(old_root, &old_rel, &rel)?),
         None => None,
     };
-    Ok(Report { action, path: rel.file(), scope: root.scope, file, history, superseded, warnings })
+    let mut compiled = Vec::new();
+    if action != Action::Unchanged {
+        let (changed, notes) = refresh(root)?;
+        compiled = changed;
+        warnings.extend(notes);
+        if let Some(old) = &superseded
+            && let Some((old_root, _)) = ctx.locate(&RelPath::parse(old)?)?
+            && old_root.dir != root.dir
+        {
+            let (changed, notes) = refresh(old_root)?;
+            compiled.extend(changed);
+            warnings.extend(notes);
+        }
+    }
+    Ok(Report {
+        action,
+        path: rel.file(),
+        scope: root.scope,
+        file,
+        history,
+        superseded,
+        compiled,
+        warnings,
+    })
 }
 
 fn read_body(arg: Option<&str>) -> Result<Option<String>> {
@@ -302,6 +328,9 @@ impl crate::output::Report for Report {
         }
         if let Some(old) = &self.superseded {
             out.push_str(&format!("  supersedes {old} (kept on disk, no longer ranked)\n"));
+        }
+        if !self.compiled.is_empty() {
+            out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
         }
         out
     }

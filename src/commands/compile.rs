@@ -1,0 +1,230 @@
+//! `mem compile`: regenerate every `index.md` and the generated regions of
+//! `ROOT.md`, writing only files whose bytes change. `--check` writes
+//! nothing, prints a diff and exits 1 when anything is stale.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use similar::TextDiff;
+
+use crate::compile::{Change, Note, Sources, plan};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output::Style;
+use crate::relpath::check_category;
+use crate::roots::{Root, Scope};
+use crate::scan::scan_root;
+use crate::write::{remove_file, write_atomic};
+
+const EXAMPLES: &str = "\
+Examples:
+  mem compile                 regenerate indexes and ROOT.md tables
+  mem compile --check         in CI or a pre-commit hook: exit 1 and show the diff when stale
+  mem compile --fix-markers   add the generated sections to a ROOT.md that lacks them";
+
+/// Regenerate `<category>/index.md` and the generated tables of ROOT.md.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Write nothing; print what would change and exit 1 if anything is stale
+    #[arg(long)]
+    pub check: bool,
+    /// Append the `registry` / `routing` sections to a ROOT.md without them
+    #[arg(long)]
+    pub fix_markers: bool,
+}
+
+/// One root's outcome.
+#[derive(Debug, Serialize)]
+pub struct RootReport {
+    pub scope: Scope,
+    pub dir: PathBuf,
+    /// Files written (or, with --check, that would be).
+    pub written: Vec<String>,
+    /// Files removed (or that would be).
+    pub removed: Vec<String>,
+    pub notes: Vec<NoteReport>,
+    #[serde(skip)]
+    diff: String,
+}
+
+/// A file left alone.
+#[derive(Debug, Serialize)]
+pub struct NoteReport {
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+    pub error: bool,
+}
+
+/// The whole run.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub check: bool,
+    pub stale: bool,
+    pub roots: Vec<RootReport>,
+    #[serde(skip)]
+    warnings: Vec<String>,
+}
+
+/// Compile every selected root.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let roots = ctx.read_roots()?;
+    if roots.is_empty() {
+        return Err(Error::input("no memory root to compile").hint("run `mem init` first"));
+    }
+    let mut reports = Vec::new();
+    for root in roots {
+        reports.push(compile_root(root, args.check, args.fix_markers)?);
+    }
+    let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
+    let warnings =
+        reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
+    Ok(Report { check: args.check, stale, roots: reports, warnings })
+}
+
+/// Recompile one root after a write; returns the files changed and notes as text.
+pub fn refresh(root: &Root) -> Result<(Vec<String>, Vec<String>)> {
+    let report = compile_root(root, false, false)?;
+    let notes = report.notes.iter().map(|n| note_line(&root.dir, n)).collect();
+    let mut changed = report.written;
+    changed.extend(report.removed);
+    Ok((changed, notes))
+}
+
+fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootReport> {
+    let scan = scan_root(root);
+    let root_md = read_text(&root.dir.join("ROOT.md"))?;
+    let indexes = read_indexes(root)?;
+    let sources =
+        Sources { memories: &scan.memories, root_md: root_md.as_deref(), indexes: &indexes };
+    let plan = plan(&sources, fix_markers);
+    let mut report = RootReport {
+        scope: root.scope,
+        dir: root.dir.clone(),
+        written: Vec::new(),
+        removed: Vec::new(),
+        notes: plan.notes.into_iter().map(note_report).collect(),
+        diff: String::new(),
+    };
+    for change in plan.changes {
+        let target = root.dir.join(change.path());
+        let (before, after) = match &change {
+            Change::Write { before, after, .. } => {
+                (before.as_deref().unwrap_or(""), after.as_str())
+            }
+            Change::Remove { before, .. } => (before.as_str(), ""),
+        };
+        report.diff.push_str(&unified(root, change.path(), before, after));
+        match &change {
+            Change::Write { path, after, .. } => {
+                if !check {
+                    write_atomic(&root.dir, &target, after.as_bytes())?;
+                }
+                report.written.push(path.clone());
+            }
+            Change::Remove { path, .. } => {
+                if !check {
+                    remove_file(&root.dir, &target)?;
+                }
+                report.removed.push(path.clone());
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn unified(root: &Root, path: &str, before: &str, after: &str) -> String {
+    let name = root.dir.join(path).display().to_string();
+    TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string()
+}
+
+fn read_text(path: &std::path::Path) -> Result<Option<String>> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            Error::input(format!("{} is not valid UTF-8", path.display()))
+                .hint("save it as UTF-8; mem left it as it is")
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// The existing `index.md` of every category folder.
+fn read_indexes(root: &Root) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(&root.dir) else { return Ok(out) };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if check_category(&name).is_err() || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if let Some(text) = read_text(&entry.path().join("index.md"))? {
+            out.insert(name, text);
+        }
+    }
+    Ok(out)
+}
+
+fn note_report(n: Note) -> NoteReport {
+    NoteReport { path: n.path, line: n.line, message: n.message, error: n.error }
+}
+
+fn note_line(dir: &std::path::Path, n: &NoteReport) -> String {
+    let line = n.line.map(|l| format!(":{l}")).unwrap_or_default();
+    format!("{}{line}: {}", dir.join(&n.path).display(), n.message)
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        let mut out = String::new();
+        for r in &self.roots {
+            if self.check {
+                out.push_str(&r.diff);
+                continue;
+            }
+            for w in &r.written {
+                out.push_str(&format!(
+                    "wrote   {}\n",
+                    style.path(&r.dir.join(w).display().to_string())
+                ));
+            }
+            for w in &r.removed {
+                out.push_str(&format!(
+                    "removed {}\n",
+                    style.path(&r.dir.join(w).display().to_string())
+                ));
+            }
+        }
+        if !self.check && !self.stale {
+            out.push_str("up to date\n");
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn notice(&self) -> Option<String> {
+        let n: usize = self.roots.iter().map(|r| r.written.len() + r.removed.len()).sum();
+        (self.check && self.stale)
+            .then(|| format!("{n} generated file(s) are stale; run `mem compile`"))
+    }
+
+    fn exit_code(&self) -> i32 {
+        if self.roots.iter().any(|r| r.notes.iter().any(|n| n.error)) {
+            2
+        } else if self.check && self.stale {
+            1
+        } else {
+            0
+        }
+    }
+}

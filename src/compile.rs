@@ -1,0 +1,283 @@
+//! The compiler: one root's memories → its generated text. Pure: the
+//! command reads the files, this decides what they should say, and the
+//! command writes only what differs.
+//!
+//! Generated are each `<category>/index.md` (a table, one row per memory,
+//! sorted by slug) and the `registry` and `routing` regions of `ROOT.md`.
+//! Everything outside the markers belongs to the user.
+
+use std::collections::BTreeMap;
+
+use crate::memory::Memory;
+use crate::regions;
+use crate::time::Lang;
+
+const STRINGS_EN: &str = include_str!("../templates/strings.en");
+const STRINGS_ZH: &str = include_str!("../templates/strings.zh");
+
+/// The words generated text is written in, from `templates/strings.<lang>`.
+pub struct Strings {
+    map: BTreeMap<&'static str, &'static str>,
+}
+
+impl Strings {
+    /// The strings of a language.
+    pub fn of(lang: Lang) -> Strings {
+        let text = match lang {
+            Lang::En => STRINGS_EN,
+            Lang::Zh => STRINGS_ZH,
+        };
+        let map = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .collect();
+        Strings { map }
+    }
+
+    fn get(&self, key: &str) -> &'static str {
+        self.map.get(key).copied().unwrap_or("")
+    }
+
+    fn header(&self, key: &str) -> Vec<String> {
+        let header = self.get(key);
+        let columns = header.matches('|').count().saturating_sub(1);
+        vec![header.to_string(), format!("|{}", "---|".repeat(columns))]
+    }
+}
+
+/// The language of a root, judged from its ROOT.md: Chinese when CJK text
+/// outweighs Latin letters.
+pub fn root_lang(root_md: &str) -> Lang {
+    let cjk = root_md.chars().filter(|&c| crate::rank::tokenize::is_cjk(c)).count();
+    let latin = root_md.chars().filter(char::is_ascii_alphabetic).count();
+    if cjk * 3 >= latin && cjk > 0 { Lang::Zh } else { Lang::En }
+}
+
+/// What one root's files hold now.
+pub struct Sources<'a> {
+    /// The memories of this root only.
+    pub memories: &'a [Memory],
+    /// ROOT.md's text, if the file exists.
+    pub root_md: Option<&'a str>,
+    /// Each category's existing `index.md` text.
+    pub indexes: &'a BTreeMap<String, String>,
+}
+
+/// One file to bring up to date; paths are relative to the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Write { path: String, before: Option<String>, after: String },
+    Remove { path: String, before: String },
+}
+
+impl Change {
+    /// The file's path relative to the root.
+    pub fn path(&self) -> &str {
+        match self {
+            Change::Write { path, .. } | Change::Remove { path, .. } => path,
+        }
+    }
+}
+
+/// A file that was left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+    /// True for a problem (broken markers), false for information.
+    pub error: bool,
+}
+
+/// What compiling a root would change.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    pub notes: Vec<Note>,
+}
+
+/// Decide every generated file of one root. With `fix_markers`, a ROOT.md
+/// that lacks a region gets its section appended.
+pub fn plan(src: &Sources, fix_markers: bool) -> Plan {
+    let lang = src.root_md.map_or(Lang::En, root_lang);
+    let strings = Strings::of(lang);
+    let mut by_category: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
+    for m in src.memories {
+        by_category.entry(m.path.category.as_str()).or_default().push(m);
+    }
+    let mut plan = Plan::default();
+    for (category, memories) in &mut by_category {
+        memories.sort_by(|a, b| a.path.slug.cmp(&b.path.slug));
+        index(&mut plan, &strings, category, memories, src.indexes.get(*category));
+    }
+    for (category, text) in src.indexes {
+        if !by_category.contains_key(category.as_str()) {
+            prune(&mut plan, category, text);
+        }
+    }
+    if let Some(text) = src.root_md {
+        root(&mut plan, &strings, &by_category, text, fix_markers);
+    }
+    plan
+}
+
+fn index(
+    plan: &mut Plan,
+    s: &Strings,
+    category: &str,
+    memories: &[&Memory],
+    existing: Option<&String>,
+) {
+    let path = format!("{category}/index.md");
+    let mut rows = s.header("index.header");
+    rows.extend(memories.iter().map(|m| index_row(s, m)));
+    let Some(text) = existing else {
+        let begin = format!("<!-- auto:begin {category} -->");
+        let title = s.get("index.title").replace("{category}", category);
+        let after = format!("{title}\n\n{begin}\n{}\n<!-- auto:end -->\n", rows.join("\n"));
+        plan.changes.push(Change::Write { path, before: None, after });
+        return;
+    };
+    let regions = match regions::find(text) {
+        Ok(r) => r,
+        Err(e) => return plan.notes.push(broken(&path, e)),
+    };
+    if !regions.iter().any(|r| r.label == category) {
+        plan.notes.push(Note {
+            path,
+            line: None,
+            message: format!(
+                "hand-written (no `<!-- auto:begin {category} -->` region): left as it is"
+            ),
+            error: false,
+        });
+        return;
+    }
+    let after = regions::replace(text, &regions, |label| (label == category).then(|| rows.clone()));
+    if &after != text {
+        plan.changes.push(Change::Write { path, before: Some(text.clone()), after });
+    }
+}
+
+/// A compiled index whose category has no memories left is removed.
+fn prune(plan: &mut Plan, category: &str, text: &str) {
+    let compiled = regions::find(text).is_ok_and(|r| r.iter().any(|r| r.label == category));
+    if compiled {
+        plan.changes
+            .push(Change::Remove { path: format!("{category}/index.md"), before: text.into() });
+    }
+}
+
+fn root(
+    plan: &mut Plan,
+    s: &Strings,
+    cats: &BTreeMap<&str, Vec<&Memory>>,
+    original: &str,
+    fix: bool,
+) {
+    let path = "ROOT.md".to_string();
+    let mut text = original.to_string();
+    let mut regions = match regions::find(&text) {
+        Ok(r) => r,
+        Err(e) => return plan.notes.push(broken(&path, e)),
+    };
+    let missing: Vec<&str> = ["registry", "routing"]
+        .into_iter()
+        .filter(|l| !regions.iter().any(|r| r.label == *l))
+        .collect();
+    if !missing.is_empty() {
+        if fix {
+            for label in &missing {
+                text = append_section(&text, s, label);
+            }
+            regions = regions::find(&text).unwrap_or_default();
+        } else {
+            plan.notes.push(Note {
+                path: path.clone(),
+                line: None,
+                message: format!(
+                    "no `{}` region; run `mem compile --fix-markers` to append it",
+                    missing.join("` or `")
+                ),
+                error: false,
+            });
+        }
+    }
+    let after = regions::replace(&text, &regions, |label| match label {
+        "registry" => Some(registry(s, cats)),
+        "routing" => Some(routing(s, cats)),
+        _ => None,
+    });
+    if after != original {
+        plan.changes.push(Change::Write { path, before: Some(original.to_string()), after });
+    }
+}
+
+fn append_section(text: &str, s: &Strings, label: &str) -> String {
+    let mut out = text.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let heading = s.get(&format!("{label}.section"));
+    out.push_str(&format!("\n{heading}\n\n<!-- auto:begin {label} -->\n<!-- auto:end -->\n"));
+    out
+}
+
+fn registry(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Vec<String> {
+    let mut rows = s.header("registry.header");
+    for (category, memories) in cats {
+        let desc = s.get(&format!("desc.{category}"));
+        let pinned = memories.iter().filter(|m| m.pinned).count();
+        rows.push(format!(
+            "| [{category}]({category}/index.md) | {} | {} | {pinned} |",
+            cell(desc),
+            memories.len()
+        ));
+    }
+    rows
+}
+
+fn routing(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Vec<String> {
+    let mut entries: Vec<(&str, String, &str)> = cats
+        .values()
+        .flatten()
+        .filter(|m| !m.is_superseded())
+        .flat_map(|m| m.load_when.iter().map(|t| (t.as_str(), m.file(), m.kind.as_str())))
+        .collect();
+    if entries.is_empty() {
+        return vec![s.get("routing.empty").to_string()];
+    }
+    entries.sort();
+    entries.dedup();
+    let mut rows = s.header("routing.header");
+    rows.extend(
+        entries.iter().map(|(t, f, k)| format!("| {} | [{f}]({f}) | {} |", cell(t), cell(k))),
+    );
+    rows
+}
+
+fn index_row(s: &Strings, m: &Memory) -> String {
+    let file = format!("{}.md", m.path.slug);
+    let summary = match &m.superseded_by {
+        Some(by) => format!("({} {by}) {}", s.get("superseded"), m.summary),
+        None => m.summary.clone(),
+    };
+    format!("| [{file}]({file}) | {} | {} |", cell(&summary), cell(&m.highlight))
+}
+
+/// One table cell: `|` escaped, newlines folded, `—` when empty.
+pub fn cell(text: &str) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.is_empty() { "—".into() } else { folded.replace('|', "\\|") }
+}
+
+fn broken(path: &str, e: regions::MarkerError) -> Note {
+    Note {
+        path: path.to_string(),
+        line: Some(e.line),
+        message: format!("{}; the file was left as it is", e.message),
+        error: true,
+    }
+}
