@@ -1,0 +1,188 @@
+//! `mem compile`: generated indexes and ROOT.md tables, exact and quiet.
+
+use std::fs;
+use std::time::{Duration, SystemTime};
+
+use predicates::str::contains;
+
+use crate::env::Env;
+
+fn seeded(lang: &str) -> Env {
+    let env = Env::new();
+    env.mem(["init", "--lang", lang]).assert().success();
+    let add = |args: &[&str]| env.mem(["remember"]).args(args).assert().success();
+    add(&[
+        "rules/deploy-pnpm",
+        "# 部署用 pnpm\n\n部署脚本用 pnpm 而不是 npm。",
+        "--load-when",
+        "部署脚本",
+        "--pin",
+    ]);
+    add(&[
+        "rules/no-force-push",
+        "Never force-push main.",
+        "--highlight",
+        "use --force-with-lease | on branches",
+    ]);
+    add(&[
+        "decisions/orm",
+        "# ORM\n\nWe use Drizzle.",
+        "--load-when",
+        "ORM choice",
+        "--kind",
+        "decision",
+    ]);
+    add(&["facts/multi-line", "x", "--summary", "first line\nsecond line"]);
+    env
+}
+
+#[test]
+fn english_root_snapshot() {
+    let env = seeded("en");
+    insta::assert_snapshot!("root_en", env.read("ROOT.md"));
+    insta::assert_snapshot!("rules_index_en", env.read("rules/index.md"));
+}
+
+#[test]
+fn chinese_root_snapshot() {
+    let env = seeded("zh");
+    insta::assert_snapshot!("root_zh", env.read("ROOT.md"));
+    insta::assert_snapshot!("rules_index_zh", env.read("rules/index.md"));
+}
+
+#[test]
+fn second_compile_is_byte_identical_and_writes_nothing() {
+    let env = seeded("en");
+    let files = ["ROOT.md", "rules/index.md", "decisions/index.md", "facts/index.md"];
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let before: Vec<String> = files.iter().map(|f| env.read(f)).collect();
+    for f in files {
+        fs::File::options()
+            .write(true)
+            .open(env.project().join(f))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    env.mem(["compile"]).assert().success().stdout("up to date\n");
+    for (f, text) in files.iter().zip(&before) {
+        assert_eq!(&env.read(f), text);
+        let mtime = fs::metadata(env.project().join(f)).unwrap().modified().unwrap();
+        assert_eq!(mtime, old, "{f} was rewritten");
+    }
+}
+
+#[test]
+fn user_text_around_and_between_regions_survives_even_with_regions_swapped() {
+    let env = seeded("en");
+    let custom = "# Mine\r\n\r\nintro text\r\n<!-- auto:begin routing -->\r\nstale\r\n<!-- auto:end -->\r\n\r\nbetween, kept\r\n<!-- auto:begin registry -->\r\n<!-- auto:end -->\r\ntrailing words";
+    env.write("ROOT.md", custom);
+    env.mem(["compile"]).assert().success();
+    let text = env.read("ROOT.md");
+    assert!(text.starts_with("# Mine\r\n\r\nintro text\r\n<!-- auto:begin routing -->\r\n| trigger | file | kind |\r\n"), "{text:?}");
+    assert!(
+        text.contains(
+            "<!-- auto:end -->\r\n\r\nbetween, kept\r\n<!-- auto:begin registry -->\r\n| category |"
+        ),
+        "{text:?}"
+    );
+    assert!(text.ends_with("<!-- auto:end -->\r\ntrailing words"), "{text:?}");
+    assert!(!text.contains("stale"));
+    assert!(!text.replace("\r\n", "").contains('\n'), "line endings kept");
+}
+
+#[test]
+fn broken_markers_are_errors_and_leave_the_file_alone() {
+    let env = seeded("en");
+    let cases = [
+        (
+            "<!-- auto:begin registry -->\nx\n<!-- auto:begin routing -->\n<!-- auto:end -->\n",
+            "ROOT.md:3",
+        ),
+        ("a\n<!-- auto:begin registry -->\nno end\n", "ROOT.md:2"),
+        (
+            "<!-- auto:begin routing -->\n<!-- auto:end -->\n<!-- auto:begin routing -->\n<!-- auto:end -->\n",
+            "ROOT.md:3",
+        ),
+    ];
+    for (text, place) in cases {
+        env.write("ROOT.md", text);
+        env.mem(["compile"]).assert().code(2).stderr(contains(place));
+        assert_eq!(env.read("ROOT.md"), text);
+    }
+}
+
+#[test]
+fn root_md_without_markers_is_reported_and_fixed_on_request() {
+    let env = seeded("en");
+    env.write("ROOT.md", "# Plan\n\nOnly prose.\n");
+    env.mem(["compile"]).assert().success().stderr(contains("--fix-markers"));
+    assert_eq!(env.read("ROOT.md"), "# Plan\n\nOnly prose.\n");
+    env.mem(["compile", "--fix-markers"]).assert().success();
+    let text = env.read("ROOT.md");
+    assert!(
+        text.starts_with(
+            "# Plan\n\nOnly prose.\n\n## Categories\n\n<!-- auto:begin registry -->\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("## Routing\n\n<!-- auto:begin routing -->\n| trigger |"));
+}
+
+#[test]
+fn emptied_category_index_is_removed_but_hand_written_ones_stay() {
+    let env = seeded("en");
+    env.mem(["forget", "decisions/orm"]).assert().success();
+    assert!(!env.project().join("decisions/index.md").exists());
+    env.write("facts/index.md", "# Facts, curated by hand\n");
+    env.mem(["compile"]).assert().success().stderr(contains("hand-written"));
+    assert_eq!(env.read("facts/index.md"), "# Facts, curated by hand\n");
+    env.mem(["forget", "facts/multi-line"]).assert().success();
+    assert_eq!(env.read("facts/index.md"), "# Facts, curated by hand\n");
+    env.mem(["restore", "decisions/orm"]).assert().success();
+    assert!(env.read("decisions/index.md").contains("[orm.md](orm.md)"));
+}
+
+#[test]
+fn check_shows_the_diff_and_exits_1_when_stale() {
+    let env = seeded("en");
+    env.mem(["compile", "--check"]).assert().success().stdout("");
+    env.write("facts/hand-added.md", "---\nsummary: added in an editor\n---\nbody\n");
+    let before = env.read("facts/index.md");
+    env.mem(["compile", "--check"])
+        .assert()
+        .code(1)
+        .stdout(contains("+| [hand-added.md](hand-added.md) | added in an editor | — |"))
+        .stdout(contains("facts/index.md"))
+        .stderr(contains("stale; run `mem compile`"));
+    assert_eq!(env.read("facts/index.md"), before, "--check writes nothing");
+    env.mem(["compile"]).assert().success();
+    env.mem(["compile", "--check"]).assert().success();
+}
+
+#[test]
+fn cells_escape_pipes_fold_lines_and_show_a_dash_when_empty() {
+    let env = seeded("en");
+    let rules = env.read("rules/index.md");
+    assert!(rules.contains("| use --force-with-lease \\| on branches |"), "{rules}");
+    assert!(
+        rules.contains("| [deploy-pnpm.md](deploy-pnpm.md) | 部署脚本用 pnpm 而不是 npm。 | — |"),
+        "{rules}"
+    );
+    assert!(env.read("facts/index.md").contains("| first line second line |"));
+}
+
+#[test]
+fn the_demo_fixture_is_compiled() {
+    let env = Env::with_fixture("demo");
+    env.mem(["compile", "--check"]).assert().success();
+}
+
+#[test]
+fn compile_json_lists_what_changed() {
+    let env = seeded("en");
+    env.write("facts/new.md", "new fact\n");
+    let v = env.json(["compile"]);
+    assert_eq!(v["stale"], true);
+    assert_eq!(v["roots"][0]["written"], serde_json::json!(["facts/index.md", "ROOT.md"]));
+}
