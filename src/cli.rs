@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{compile, forget, history, init, inspect, list, recall, remember};
+use crate::commands::{
+    compile, forget, history, hook, init, inspect, list, merge_driver, recall, remember,
+};
 use crate::context::Options;
 
 const EXAMPLES: &str = "\
@@ -73,4 +75,7 @@ pub enum Command {
     Compile(compile::Args),
     Inspect(inspect::Args),
     History(history::Args),
+    Hook(hook::Args),
+    #[command(hide = true)]
+    MergeDriver(merge_driver::Args),
 }

@@ -18,6 +18,7 @@ pub mod context;
 pub mod error;
 pub mod frontmatter;
 pub mod memory;
+pub mod merge;
 pub mod output;
 pub mod rank;
 pub mod regions;

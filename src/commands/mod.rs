@@ -4,9 +4,11 @@
 pub mod compile;
 pub mod forget;
 pub mod history;
+pub mod hook;
 pub mod init;
 pub mod inspect;
 pub mod list;
+pub mod merge_driver;
 pub mod recall;
 pub mod remember;
 
@@ -26,6 +28,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
         Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),
         Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
+        Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
+        Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

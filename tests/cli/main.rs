@@ -4,6 +4,7 @@ mod compile;
 mod env;
 mod errors;
 mod files;
+mod git;
 mod lifecycle;
 mod recall;
 mod roots;

@@ -1,0 +1,202 @@
+//! `mem hook install|uninstall`: a pre-commit hook that refuses stale
+//! indexes, and a merge driver that merges generated tables without
+//! conflict markers. Uninstall removes exactly what install added.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output::Style;
+use crate::write::write_atomic;
+
+const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
+const PREVIOUS: &str = "pre-commit.before-mem";
+const BEGIN: &str = "# >>> mem: generated memory files >>>";
+const END: &str = "# <<< mem <<<";
+
+/// Install or remove the git integration of the project's memory.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  mem hook install\n  mem hook uninstall")]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// What to do.
+#[derive(Debug, Clone, Copy, clap::Subcommand)]
+pub enum Action {
+    /// Add the pre-commit check and the merge driver (keeps an existing hook, chained)
+    Install,
+    /// Remove what `install` added
+    Uninstall,
+}
+
+/// What was done.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub repository: PathBuf,
+    pub done: Vec<String>,
+}
+
+/// Install or uninstall.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let project = ctx.roots.project.as_ref().filter(|r| r.exists()).ok_or_else(|| {
+        Error::input("no project memory root here").hint("run `mem init` in the project first")
+    })?;
+    let dir = project.dir.parent().unwrap_or(&project.dir).to_path_buf();
+    let top = PathBuf::from(git(&dir, &["rev-parse", "--show-toplevel"])?);
+    let hooks = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "hooks"])?);
+    let memory = project.dir.strip_prefix(&top).unwrap_or(Path::new(".memory")).to_path_buf();
+    let project_rel = memory.parent().map(|p| p.display().to_string()).filter(|p| !p.is_empty());
+    let mut done = Vec::new();
+    match args.action {
+        Action::Install => {
+            let exe = std::env::current_exe()
+                .map_err(|e| Error::input(format!("cannot locate mem: {e}")))?;
+            done.push(install_hook(&hooks, &exe, project_rel.as_deref().unwrap_or("."))?);
+            done.push(edit_attributes(&top, &memory, true)?);
+            let driver = format!("'{}' merge-driver %O %A %B %P", exe.display());
+            git(&top, &["config", "merge.mem.name", "mem generated memory indexes"])?;
+            git(&top, &["config", "merge.mem.driver", &driver])?;
+            done.push("registered the `mem` merge driver in .git/config".into());
+        }
+        Action::Uninstall => {
+            done.push(uninstall_hook(&hooks)?);
+            done.push(edit_attributes(&top, &memory, false)?);
+            let _ = git(&top, &["config", "--remove-section", "merge.mem"]);
+            done.push("removed the `mem` merge driver from .git/config".into());
+        }
+    }
+    Ok(Report { repository: top, done })
+}
+
+fn absolute(base: &Path, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+}
+
+/// Run git in `dir`; stdout trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git").current_dir(dir).args(args).output().map_err(|e| {
+        Error::input(format!("cannot run git: {e}")).hint("install git and make sure it is on PATH")
+    })?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(Error::input(format!("git {}: {why}", args.join(" ")))
+            .hint("run this inside a git repository"));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn install_hook(hooks: &Path, exe: &Path, project: &str) -> Result<String> {
+    let hook = hooks.join("pre-commit");
+    let existing = fs::read_to_string(&hook).ok();
+    if existing.as_deref().is_some_and(|t| t.contains(MARK)) {
+        return Ok("pre-commit hook already installed".into());
+    }
+    let mut note = String::from("added the pre-commit hook (runs `mem compile --check`)");
+    if existing.is_some() || hook.exists() {
+        let previous = hooks.join(PREVIOUS);
+        if previous.exists() {
+            return Err(Error::input(format!("{} exists; not overwriting it", previous.display()))
+                .hint("move it away, then run `mem hook install` again"));
+        }
+        fs::rename(&hook, &previous).map_err(|e| Error::io(&hook, e))?;
+        note = format!("added the pre-commit hook; your previous hook runs first, from {PREVIOUS}");
+    }
+    let script = format!(
+        "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{PREVIOUS}\" ]; then\n  \"$here/{PREVIOUS}\" \"$@\" || exit $?\nfi\n\
+         MEM='{exe}'\n[ -x \"$MEM\" ] || MEM=mem\n\
+         \"$MEM\" --project '{project}' --project-only compile --check || {{\n  \
+         echo \"mem: the memory indexes above are stale: run 'mem compile' and stage the result\" >&2\n  exit 1\n}}\n",
+        exe = exe.display()
+    );
+    write_atomic(hooks, &hook, script.as_bytes())?;
+    make_executable(&hook)?;
+    Ok(note)
+}
+
+fn uninstall_hook(hooks: &Path) -> Result<String> {
+    let hook = hooks.join("pre-commit");
+    if !fs::read_to_string(&hook).is_ok_and(|t| t.contains(MARK)) {
+        return Ok("no mem pre-commit hook to remove".into());
+    }
+    fs::remove_file(&hook).map_err(|e| Error::io(&hook, e))?;
+    let previous = hooks.join(PREVIOUS);
+    if previous.exists() {
+        fs::rename(&previous, &hook).map_err(|e| Error::io(&previous, e))?;
+        return Ok("removed the pre-commit hook and put your previous one back".into());
+    }
+    Ok("removed the pre-commit hook".into())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) -> Result<()> {
+    Ok(())
+}
+
+/// Add (or remove) our block of `.gitattributes` lines.
+fn edit_attributes(top: &Path, memory: &Path, add: bool) -> Result<String> {
+    let path = top.join(".gitattributes");
+    let text = fs::read_to_string(&path).unwrap_or_default();
+    let without = strip_block(&text);
+    if !add {
+        if without == text {
+            return Ok("no mem entries in .gitattributes".into());
+        }
+        if without.trim().is_empty() {
+            fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        } else {
+            write_atomic(top, &path, without.as_bytes())?;
+        }
+        return Ok("removed the mem entries from .gitattributes".into());
+    }
+    let m = memory.display().to_string().replace('\\', "/");
+    let block = format!("{BEGIN}\n{m}/*/index.md merge=mem\n{m}/ROOT.md merge=mem\n{END}\n");
+    let mut new = without.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str(&block);
+    if new == text {
+        return Ok(
+            ".gitattributes already routes the generated files to the mem merge driver".into()
+        );
+    }
+    write_atomic(top, &path, new.as_bytes())?;
+    Ok("added .gitattributes entries for the generated files (commit this file)".into())
+}
+
+fn strip_block(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        match line.trim_end() {
+            l if l == BEGIN => inside = true,
+            l if l == END && inside => inside = false,
+            _ if inside => {}
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, _style: &Style) -> String {
+        let mut out = format!("git repository {}\n", self.repository.display());
+        for d in &self.done {
+            out.push_str(&format!("  {d}\n"));
+        }
+        out
+    }
+}

@@ -1,0 +1,219 @@
+//! Three-way merge of generated regions, for the git merge driver.
+//!
+//! Text outside the markers is merged by the caller as git would; here the
+//! rows inside each region are merged as sets keyed like `mem compile` keys
+//! them: a row is kept when both sides kept it or one side added it, a row
+//! one side removed is removed, and registry counts merge as
+//! `ours + theirs - base`. Rows are then sorted the way the compiler sorts
+//! them, so two branches that add different memories merge to exactly what
+//! `mem compile` would write on the merged tree.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::regions::{self, Region};
+
+/// A region's lines split into the table header and the data rows.
+#[derive(Debug, Default, Clone)]
+struct Table {
+    header: Vec<String>,
+    rows: Vec<String>,
+    /// A non-table line the compiler writes for an empty table.
+    placeholder: Option<String>,
+}
+
+fn table(text: &str, region: Option<&Region>) -> Table {
+    let Some(region) = region else { return Table::default() };
+    let lines = regions::body(text, region);
+    let mut t = Table::default();
+    for line in lines {
+        let line = line.trim_end_matches('\r');
+        if !line.starts_with('|') {
+            t.placeholder = Some(line.to_string()).filter(|l| !l.trim().is_empty());
+        } else if t.header.len() < 2
+            && t.rows.is_empty()
+            && (t.header.is_empty() || line.contains("---"))
+        {
+            t.header.push(line.to_string());
+        } else {
+            t.rows.push(line.to_string());
+        }
+    }
+    t
+}
+
+/// The cells of a table row, unescaped.
+fn cells(row: &str) -> Vec<String> {
+    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut out = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                out.last_mut().expect("a cell").push('|');
+                chars.next();
+            }
+            '|' => out.push(String::new()),
+            _ => out.last_mut().expect("a cell").push(c),
+        }
+    }
+    out.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// The text of a `[text](target)` link cell, or the cell itself.
+fn link_text(cell: &str) -> &str {
+    cell.strip_prefix('[').and_then(|c| c.split_once("](")).map_or(cell, |(t, _)| t)
+}
+
+/// The sort and identity key the compiler uses for a row of `label`.
+fn key(label: &str, row: &str) -> Vec<String> {
+    let c = cells(row);
+    match label {
+        "routing" => c.into_iter().take(3).map(|x| link_text(&x).to_string()).collect(),
+        "registry" => vec![link_text(c.first().map_or("", |x| x)).to_string()],
+        _ => {
+            let file = link_text(c.first().map_or("", |x| x));
+            vec![file.strip_suffix(".md").unwrap_or(file).to_string()]
+        }
+    }
+}
+
+/// Merge the rows of one region.
+fn merge_table(label: &str, base: &Table, ours: &Table, theirs: &Table) -> Vec<String> {
+    let set = |t: &Table| t.rows.iter().cloned().collect::<BTreeSet<String>>();
+    let (b, o, t) = (set(base), set(ours), set(theirs));
+    let mut merged: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    // Theirs first, so that ours wins when both sides changed one key.
+    for row in t.iter().chain(o.iter()) {
+        let keep = (o.contains(row) && t.contains(row)) || !b.contains(row);
+        if keep {
+            merged.insert(key(label, row), row.clone());
+        }
+    }
+    if label == "registry" {
+        add_counts(&mut merged, base, ours, theirs);
+    }
+    let header = if ours.header.is_empty() { &theirs.header } else { &ours.header };
+    if merged.is_empty() {
+        let placeholder = ours.placeholder.as_ref().or(theirs.placeholder.as_ref());
+        return match placeholder {
+            Some(p) => vec![p.clone()],
+            None if label == "registry" => header.clone(),
+            None => Vec::new(),
+        };
+    }
+    header.iter().cloned().chain(merged.into_values()).collect()
+}
+
+/// Registry counts: `ours + theirs - base` per category, rows at zero dropped.
+fn add_counts(
+    merged: &mut BTreeMap<Vec<String>, String>,
+    base: &Table,
+    ours: &Table,
+    theirs: &Table,
+) {
+    let counts = |t: &Table| -> BTreeMap<Vec<String>, (i64, i64, Vec<String>)> {
+        t.rows
+            .iter()
+            .map(|r| {
+                let c = cells(r);
+                let n = |i: usize| c.get(i).and_then(|x| x.parse().ok()).unwrap_or(0);
+                (key("registry", r), (n(2), n(3), c))
+            })
+            .collect()
+    };
+    let (b, o, t) = (counts(base), counts(ours), counts(theirs));
+    let keys: BTreeSet<_> = b.keys().chain(o.keys()).chain(t.keys()).cloned().collect();
+    merged.clear();
+    for k in keys {
+        let get =
+            |m: &BTreeMap<_, (i64, i64, Vec<String>)>| m.get(&k).map_or((0, 0), |v| (v.0, v.1));
+        let ((bc, bp), (oc, op), (tc, tp)) = (get(&b), get(&o), get(&t));
+        let count = oc + tc - bc;
+        if count <= 0 {
+            continue;
+        }
+        let pinned = (op + tp - bp).max(0);
+        let cells = o.get(&k).or(t.get(&k)).map(|v| v.2.clone()).unwrap_or_default();
+        let name = cells.first().cloned().unwrap_or_default();
+        let desc = cells.get(1).cloned().unwrap_or_default().replace('|', "\\|");
+        merged.insert(k, format!("| {name} | {desc} | {count} | {pinned} |"));
+    }
+}
+
+/// Fill the regions of `merged_outside` (the outside text, already merged)
+/// with the three-way merge of each region's rows.
+pub fn merge_regions(merged_outside: &str, base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let find = |t: &str| regions::find(t).ok();
+    let (rb, ro, rt, rm) = (find(base)?, find(ours)?, find(theirs)?, find(merged_outside)?);
+    let of = |rs: &[Region], label: &str| rs.iter().find(|r| r.label == label).cloned();
+    Some(regions::replace(merged_outside, &rm, |label| {
+        let tb = table(base, of(&rb, label).as_ref());
+        let to = table(ours, of(&ro, label).as_ref());
+        let tt = table(theirs, of(&rt, label).as_ref());
+        Some(merge_table(label, &tb, &to, &tt))
+    }))
+}
+
+/// The text with every region emptied, for the three-way merge of the rest.
+pub fn outside(text: &str) -> Option<String> {
+    let found = regions::find(text).ok()?;
+    Some(regions::replace(text, &found, |_| Some(Vec::new())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(rows: &[&str]) -> String {
+        let mut s =
+            "# facts\n\n<!-- auto:begin facts -->\n| file | summary | highlight |\n|---|---|---|\n"
+                .to_string();
+        for r in rows {
+            s.push_str(&format!("| [{r}.md]({r}.md) | {r} summary | — |\n"));
+        }
+        s.push_str("<!-- auto:end -->\n");
+        s
+    }
+
+    fn merge(base: &str, ours: &str, theirs: &str) -> String {
+        merge_regions(&outside(ours).unwrap(), base, ours, theirs).unwrap()
+    }
+
+    #[test]
+    fn both_sides_adding_rows_gives_the_sorted_union() {
+        let base = index(&["a", "c"]);
+        assert_eq!(
+            merge(&base, &index(&["a", "b", "c"]), &index(&["a", "c", "a-b"])),
+            index(&["a", "a-b", "b", "c"])
+        );
+    }
+
+    #[test]
+    fn a_row_removed_on_one_side_stays_removed() {
+        let base = index(&["a", "b"]);
+        assert_eq!(merge(&base, &index(&["a"]), &index(&["a", "b", "c"])), index(&["a", "c"]));
+    }
+
+    #[test]
+    fn an_edited_row_wins_over_the_unchanged_one() {
+        let base = index(&["a"]);
+        let theirs = base.replace("a summary", "a better summary");
+        assert_eq!(merge(&base, &base, &theirs), theirs);
+    }
+
+    #[test]
+    fn registry_counts_add_up() {
+        let root = |d: u32, f: u32| {
+            format!(
+                "<!-- auto:begin registry -->\n| category | description | memories | pinned |\n|---|---|---|---|\n| [decisions](decisions/index.md) | Decisions | {d} | 0 |\n| [facts](facts/index.md) | Facts | {f} | 1 |\n<!-- auto:end -->\n"
+            )
+        };
+        assert_eq!(merge(&root(2, 1), &root(3, 1), &root(2, 2)), root(3, 2));
+    }
+
+    #[test]
+    fn cells_unescape_pipes() {
+        assert_eq!(cells("| a \\| b | [x](y) |"), ["a | b", "[x](y)"]);
+        assert_eq!(link_text("[x.md](x.md)"), "x.md");
+    }
+}

@@ -1,0 +1,150 @@
+//! The git workflow with real git: the pre-commit hook refuses stale
+//! indexes, and merges of generated files never conflict.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::env::Env;
+
+fn git(env: &Env, dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.tmp.path().join("home"))
+        .env("MEM_GLOBAL_DIR", env.global())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .unwrap()
+}
+
+fn ok(env: &Env, dir: &Path, args: &[&str]) -> String {
+    let out = git(env, dir, args);
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository with a compiled memory root and the hook installed.
+fn repo() -> Env {
+    let env = Env::new();
+    let work = env.work();
+    ok(&env, &work, &["init", "-q", "-b", "main"]);
+    env.mem(["init"]).assert().success();
+    env.mem(["remember", "decisions/a", "Decision A."]).assert().success();
+    env.mem(["hook", "install"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "memory"]);
+    env
+}
+
+#[test]
+fn merging_two_branches_that_add_memories_gives_an_exact_index() {
+    let env = repo();
+    let work = env.work();
+    let clone = env.tmp.path().join("clone");
+    ok(&env, env.tmp.path(), &["clone", "-q", work.to_str().unwrap(), clone.to_str().unwrap()]);
+    let in_clone = |args: &[&str]| env.mem(args).current_dir(&clone).assert().success();
+    in_clone(&["hook", "install"]);
+    in_clone(&["remember", "decisions/c", "Decision C.", "--load-when", "choice c"]);
+    in_clone(&["remember", "facts/z", "A fact from the clone."]);
+    ok(&env, &clone, &["add", "-A"]);
+    ok(&env, &clone, &["commit", "-q", "-m", "clone adds c and z"]);
+
+    env.mem(["remember", "decisions/b", "Decision B.", "--load-when", "choice b", "--pin"])
+        .assert()
+        .success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "main adds b"]);
+
+    let out = git(
+        &env,
+        &work,
+        &["-c", "pull.rebase=false", "pull", "-q", "--no-edit", clone.to_str().unwrap(), "main"],
+    );
+    assert!(out.status.success(), "merge failed: {}", String::from_utf8_lossy(&out.stderr));
+    let index = env.read("decisions/index.md");
+    assert!(!index.contains("<<<<<<<"), "{index}");
+    // The merged files are exactly what compile writes on the merged tree.
+    env.mem(["compile", "--check"]).assert().success();
+    assert!(index.contains("[b.md](b.md)") && index.contains("[c.md](c.md)"));
+    let root = env.read("ROOT.md");
+    assert!(
+        root.contains(
+            "| [decisions](decisions/index.md) | Decisions and the reasons behind them | 3 | 1 |"
+        ),
+        "{root}"
+    );
+    assert!(root.contains("| choice b |") && root.contains("| choice c |"), "{root}");
+}
+
+#[test]
+fn a_commit_with_a_stale_index_is_refused_with_the_diff() {
+    let env = repo();
+    let work = env.work();
+    env.write("facts/by-hand.md", "---\nsummary: written in an editor\n---\nbody\n");
+    ok(&env, &work, &["add", "-A"]);
+    let out = git(&env, &work, &["commit", "-q", "-m", "stale"]);
+    assert!(!out.status.success(), "the hook let a stale index through");
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("+| [by-hand.md](by-hand.md) | written in an editor | — |"), "{text}");
+    assert!(text.contains("run 'mem compile'"), "{text}");
+    env.mem(["compile"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "fresh"]);
+}
+
+#[test]
+fn an_existing_hook_is_chained_and_uninstall_restores_everything() {
+    let env = Env::new();
+    let work = env.work();
+    ok(&env, &work, &["init", "-q", "-b", "main"]);
+    env.mem(["init"]).assert().success();
+    let hooks = work.join(".git/hooks");
+    std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho previous hook ran\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(hooks.join("pre-commit"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    std::fs::write(work.join(".gitattributes"), "*.png binary\n").unwrap();
+    env.mem(["hook", "install"]).assert().success();
+    env.mem(["hook", "install"]).assert().success();
+    env.mem(["remember", "facts/a", "alpha"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    let out = git(&env, &work, &["commit", "-m", "with both hooks"]);
+    assert!(out.status.success());
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("previous hook ran"), "{said}");
+    assert!(ok(&env, &work, &["config", "merge.mem.driver"]).contains("merge-driver %O %A %B %P"));
+
+    env.mem(["hook", "uninstall"]).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+        "#!/bin/sh\necho previous hook ran\n"
+    );
+    assert!(!hooks.join("pre-commit.before-mem").exists());
+    assert_eq!(std::fs::read_to_string(work.join(".gitattributes")).unwrap(), "*.png binary\n");
+    assert!(!git(&env, &work, &["config", "merge.mem.driver"]).status.success());
+}
+
+#[test]
+fn hook_outside_a_repository_explains() {
+    let env = Env::with_project();
+    env.mem(["hook", "install"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("git repository"));
+}
