@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -93,9 +94,10 @@ pub fn scan_root(root: &Root) -> Scan {
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| !is_hidden(e));
+    let mut files = Vec::new();
     for entry in walker {
         match entry {
-            Ok(entry) => visit(root, &entry, &mut scan),
+            Ok(entry) => visit(&entry, &mut files, &mut scan.problems),
             Err(err) => scan.problems.push(Problem {
                 path: err.path().unwrap_or(&root.dir).to_path_buf(),
                 line: None,
@@ -104,18 +106,45 @@ pub fn scan_root(root: &Root) -> Scan {
             }),
         }
     }
+    for part in load_all(root.scope, files) {
+        scan.memories.extend(part.memories);
+        scan.problems.extend(part.problems);
+    }
+    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
     scan
+}
+
+/// Read and parse files on every core; results keep the order of `files`.
+fn load_all(scope: Scope, files: Vec<(RelPath, PathBuf)>) -> Vec<Scan> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let chunk = files.len().div_ceil(threads).max(256);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut scan = Scan::default();
+                    for (rel, path) in part {
+                        read_memory(scope, rel.clone(), path, &mut scan);
+                    }
+                    scan
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+    })
 }
 
 fn is_hidden(entry: &DirEntry) -> bool {
     entry.depth() > 0 && entry.file_name().to_str().is_some_and(|n| n.starts_with('.'))
 }
 
-fn visit(root: &Root, entry: &DirEntry, scan: &mut Scan) {
+/// Sort one walked entry into a memory file to read, a problem, or nothing.
+fn visit(entry: &DirEntry, files: &mut Vec<(RelPath, PathBuf)>, problems: &mut Vec<Problem>) {
     let path = entry.path();
     let name = entry.file_name().to_string_lossy();
     let kind = entry.file_type();
-    let mut report = |message: &str| scan.problems.push(skip(path, message));
+    let mut report = |message: &str| problems.push(skip(path, message));
     match entry.depth() {
         1 if kind.is_dir() => {
             if check_category(&name).is_err() {
@@ -148,7 +177,7 @@ fn visit(root: &Root, entry: &DirEntry, scan: &mut Scan) {
                 return;
             }
             let rel = RelPath { category: category.into_owned(), slug: slug.to_string() };
-            read_memory(root.scope, rel, path, scan);
+            files.push((rel, path.to_path_buf()));
         }
     }
 }
@@ -170,11 +199,13 @@ fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
 
 /// Read and parse one memory file.
 pub fn load(scope: Scope, rel: RelPath, path: &Path) -> Result<(Memory, Vec<String>), Problem> {
-    let meta = fs::metadata(path).map_err(|e| skip(path, &e.to_string()))?;
+    let mut file = fs::File::open(path).map_err(|e| skip(path, &e.to_string()))?;
+    let meta = file.metadata().map_err(|e| skip(path, &e.to_string()))?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(skip(path, &format!("file is {} bytes, over the 1 MiB limit", meta.len())));
     }
-    let bytes = fs::read(path).map_err(|e| skip(path, &e.to_string()))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    file.read_to_end(&mut bytes).map_err(|e| skip(path, &e.to_string()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| skip(path, "file is not valid UTF-8; save it as UTF-8"))?;
     let doc = Document::parse(&text).map_err(|e| Problem {
