@@ -17,6 +17,7 @@ pub mod compile;
 pub mod context;
 pub mod error;
 pub mod frontmatter;
+pub mod guard;
 pub mod memory;
 pub mod merge;
 pub mod output;

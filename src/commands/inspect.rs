@@ -10,10 +10,11 @@ use crate::commands::history::{Version, versions};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::frontmatter::Document;
+use crate::guard::secrets;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::roots::{Root, Scope};
 use crate::scan::{Problem, Tree, scan_all};
 use crate::state::{self, Hits};
 
@@ -23,6 +24,17 @@ use crate::state::{self, Hits};
 pub struct Args {
     /// A memory, as <category>/<slug>
     pub path: Option<String>,
+    /// Look for credentials in every memory file instead
+    #[arg(long, conflicts_with = "path")]
+    pub secrets: bool,
+}
+
+/// A suspected credential in a memory file.
+#[derive(Debug, Serialize)]
+pub struct SecretFinding {
+    pub file: PathBuf,
+    pub line: usize,
+    pub what: &'static str,
 }
 
 /// A root as inspect sees it.
@@ -75,11 +87,15 @@ pub struct Detail {
 pub enum Report {
     Overview(Overview),
     Detail(Box<Detail>),
+    Secrets { secrets: Vec<SecretFinding> },
 }
 
 /// Build the overview or the detail.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let roots = ctx.read_roots()?;
+    if args.secrets {
+        return Ok(Report::Secrets { secrets: find_secrets(&roots) });
+    }
     let tree = scan_all(&roots);
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
@@ -87,6 +103,29 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             detail(ctx, &tree, &RelPath::parse(path)?).map(|d| Report::Detail(Box::new(d)))
         }
     }
+}
+
+/// Every memory file of `roots` scanned for credentials (raw text, so files
+/// that do not parse are checked too).
+fn find_secrets(roots: &[&Root]) -> Vec<SecretFinding> {
+    let mut out = Vec::new();
+    for root in roots {
+        let walk = walkdir::WalkDir::new(&root.dir).min_depth(2).max_depth(2).sort_by_file_name();
+        for entry in
+            walk.into_iter().filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        {
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "md") || !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(path) else { continue };
+            for f in secrets::scan(&text) {
+                out.push(SecretFinding { file: path.to_path_buf(), line: f.line, what: f.what });
+            }
+        }
+    }
+    out
 }
 
 fn overview(ctx: &Context, tree: Tree) -> Overview {
@@ -165,6 +204,25 @@ impl crate::output::Report for Report {
         match self {
             Report::Overview(o) => human_overview(o, style),
             Report::Detail(d) => human_detail(d, style),
+            Report::Secrets { secrets } if secrets.is_empty() => "no credentials found\n".into(),
+            Report::Secrets { secrets } => secrets
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}:{}: looks like {}\n",
+                        style.path(&f.file.display().to_string()),
+                        f.line,
+                        f.what
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn exit_code(&self) -> i32 {
+        match self {
+            Report::Secrets { secrets } if !secrets.is_empty() => 1,
+            _ => 0,
         }
     }
 }

@@ -14,11 +14,16 @@ use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::frontmatter::Document;
-use crate::memory::date_ms;
+use crate::guard::{DUPLICATE_THRESHOLD, bigrams, estimate_tokens, jaccard, quality, secrets};
+use crate::memory::{Memory, date_ms, truncate};
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
+use crate::scan::{Tree, scan_all};
 use crate::write::{save_history, write_atomic};
+
+/// The default context budget, in estimated tokens.
+pub const DEFAULT_BUDGET: usize = 2000;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -65,6 +70,9 @@ pub struct Args {
     /// The older memory this one replaces (it gets `superseded_by`)
     #[arg(long, value_name = "CATEGORY/SLUG")]
     pub supersedes: Option<String>,
+    /// Save even though the text looks like it holds a credential
+    #[arg(long)]
+    pub allow_secret: bool,
 }
 
 /// What remember did.
@@ -80,6 +88,8 @@ pub struct Report {
     pub superseded: Option<String>,
     /// Generated files rewritten by the recompile that follows a write.
     pub compiled: Vec<String>,
+    /// The category after the write, (file, summary) per memory.
+    pub manifest: Vec<(String, String)>,
     pub warnings: Vec<String>,
 }
 
@@ -99,13 +109,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let file = rel.under(&root.dir);
     let body = read_body(args.body.as_deref())?;
     let old = resolve_supersedes(ctx, args, &rel)?;
-    let mut warnings = Vec::new();
     let previous = read_existing(&file)?;
-    let (action, history) = match previous {
-        Some((text, doc)) => update(ctx, root, &rel, args, body, text, doc)?,
-        None => {
-            create(ctx, root, &rel, args, body)?;
-            (Action::Created, None)
+    let given_text = body.is_some() || args.summary.is_some();
+    let draft = match &previous {
+        Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
+        None => Some(draft_create(ctx, &rel, args, body)?),
+    };
+    let tree = scan_all(&ctx.read_roots()?);
+    let mut warnings = Vec::new();
+    let mut history = None;
+    let action = match &draft {
+        None => Action::Unchanged,
+        Some(doc) => {
+            let text = doc.render();
+            refuse_secrets(&rel, &text, args.allow_secret)?;
+            let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
+            if given_text {
+                warnings.extend(quality::check(&format!("{}\n{}", memory.summary, memory.body)));
+            }
+            warnings.extend(near_duplicates(&tree, &memory));
+            if let Some((old_text, old_doc)) = &previous {
+                let at = previous_updated(old_doc, &file);
+                history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
+            }
+            write_atomic(&root.dir, &file, text.as_bytes())?;
+            if previous.is_some() { Action::Updated } else { Action::Created }
         }
     };
     if action == Action::Created && ctx.roots.global.dir != root.dir {
@@ -132,6 +160,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             warnings.extend(notes);
         }
     }
+    let after = after_write(&tree, root.scope, &rel, draft.as_ref(), ctx.now_ms);
+    let manifest = manifest(&after, &rel);
+    warnings.extend(resident_warning(&after, root.scope));
     Ok(Report {
         action,
         path: rel.file(),
@@ -140,8 +171,90 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         history,
         superseded,
         compiled,
+        manifest,
         warnings,
     })
+}
+
+/// Refuse text that looks like it holds a credential.
+fn refuse_secrets(rel: &RelPath, text: &str, allowed: bool) -> Result<()> {
+    let Some(found) = secrets::scan(text).into_iter().next() else { return Ok(()) };
+    if allowed {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "{rel}:{}: this looks like {}; mem does not save credentials (project memory is committed to git)",
+        found.line, found.what
+    ))
+    .hint("remove it and say where the secret lives instead, or pass --allow-secret if it is not one"))
+}
+
+/// Live memories of either root whose text is nearly the same as `memory`'s.
+fn near_duplicates(tree: &Tree, memory: &Memory) -> Vec<String> {
+    let mine = bigrams(&memory_text(memory));
+    tree.memories
+        .iter()
+        .filter(|m| m.path != memory.path && !m.is_superseded())
+        .filter_map(|m| {
+            let score = jaccard(&mine, &bigrams(&memory_text(m)));
+            (score >= DUPLICATE_THRESHOLD).then(|| {
+                format!(
+                    "nearly the same as {} {} (similarity {score:.2}): update that one, or pass --supersedes {}",
+                    m.scope.name(),
+                    m.file(),
+                    m.file().trim_end_matches(".md")
+                )
+            })
+        })
+        .collect()
+}
+
+fn memory_text(m: &Memory) -> String {
+    format!("{}\n{}\n{}", m.title, m.summary, m.body)
+}
+
+/// The written category after the write: (file, summary) per memory.
+fn manifest(after: &[Memory], rel: &RelPath) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = after
+        .iter()
+        .filter(|m| m.path.category == rel.category)
+        .map(|m| (m.file(), m.summary.clone()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// A warning when the always-resident memories (rules and pinned) of the
+/// written root exceed the default context budget.
+fn resident_warning(after: &[Memory], scope: Scope) -> Option<String> {
+    let resident: usize = after
+        .iter()
+        .filter(|m| !m.is_superseded() && (m.pinned || m.kind == "rule"))
+        .map(|m| estimate_tokens(&format!("{}\n{}", m.title, m.body)))
+        .sum();
+    (resident > DEFAULT_BUDGET).then(|| {
+        format!(
+            "the always-resident memories (rules and pinned) of the {} root take about {resident} tokens, over the {DEFAULT_BUDGET}-token context budget: shorten them, move detail elsewhere, or unpin",
+            scope.name()
+        )
+    })
+}
+
+/// The memories of `scope` as they are after the write.
+fn after_write(
+    tree: &Tree,
+    scope: Scope,
+    rel: &RelPath,
+    draft: Option<&Document>,
+    now: i64,
+) -> Vec<Memory> {
+    let all = || tree.memories.iter().chain(&tree.shadowed).filter(|m| m.scope == scope);
+    let mut out: Vec<Memory> = all().filter(|m| &m.path != rel).cloned().collect();
+    match draft {
+        Some(doc) => out.push(Memory::from_document(rel.clone(), scope, doc, now).0),
+        None => out.extend(all().find(|m| &m.path == rel).cloned()),
+    }
+    out
 }
 
 fn read_body(arg: Option<&str>) -> Result<Option<String>> {
@@ -180,13 +293,13 @@ fn read_existing(file: &std::path::Path) -> Result<Option<(String, Document)>> {
     Ok(Some((text, doc)))
 }
 
-fn create(
+/// The document of a new memory.
+fn draft_create(
     ctx: &Context,
-    root: &Root,
     rel: &RelPath,
     args: &Args,
     body: Option<String>,
-) -> Result<()> {
+) -> Result<Document> {
     let body = body.filter(|b| !b.trim().is_empty());
     if body.is_none() && args.summary.is_none() {
         return Err(Error::input(format!("nothing to remember for {rel}"))
@@ -198,36 +311,32 @@ fn create(
     doc.set("created", ctx.now_ms);
     doc.set("updated", ctx.now_ms);
     apply_lists(&mut doc, args);
-    write_atomic(&root.dir, &rel.under(&root.dir), doc.render().as_bytes())
+    Ok(doc)
 }
 
-fn update(
+/// The updated document, or None when nothing would change.
+fn draft_update(
     ctx: &Context,
-    root: &Root,
-    rel: &RelPath,
+    before: &Document,
     args: &Args,
     body: Option<String>,
-    text: String,
-    mut doc: Document,
-) -> Result<(Action, Option<PathBuf>)> {
-    let before = doc.clone();
+    file: &std::path::Path,
+) -> Option<Document> {
+    let mut doc = before.clone();
     if let Some(body) = body {
         doc.body = body;
     }
     apply_lines(&mut doc, args);
     apply_lists(&mut doc, args);
-    if doc == before {
-        return Ok((Action::Unchanged, None));
+    if &doc == before {
+        return None;
     }
-    let file = rel.under(&root.dir);
-    let previous_updated = previous_updated(&before, &file);
-    let history = save_history(&root.dir, rel, previous_updated, text.as_bytes())?;
+    let previous = previous_updated(before, file);
     if !doc.meta.contains_key("created") {
-        doc.set("created", previous_updated);
+        doc.set("created", previous);
     }
-    doc.set("updated", ctx.now_ms.max(previous_updated));
-    write_atomic(&root.dir, &file, doc.render().as_bytes())?;
-    Ok((Action::Updated, Some(history)))
+    doc.set("updated", ctx.now_ms.max(previous));
+    Some(doc)
 }
 
 /// The `updated` time of a version, falling back to the file's mtime.
@@ -331,6 +440,17 @@ impl crate::output::Report for Report {
         }
         if !self.compiled.is_empty() {
             out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
+        }
+        if let Some(category) = self.path.split('/').next() {
+            out.push_str(&format!("  {category}/ now holds:\n"));
+            for (file, summary) in &self.manifest {
+                let mark = if *file == self.path { "*" } else { " " };
+                out.push_str(&format!(
+                    "   {mark} {}  {}\n",
+                    style.path(file),
+                    truncate(summary, 70)
+                ));
+            }
         }
         out
     }

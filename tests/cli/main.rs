@@ -5,6 +5,7 @@ mod env;
 mod errors;
 mod files;
 mod git;
+mod guard;
 mod lifecycle;
 mod recall;
 mod roots;

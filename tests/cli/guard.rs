@@ -1,0 +1,112 @@
+//! Write-time guardrails on `mem remember`: quality warnings, near-duplicate
+//! hints, refused secrets, the category manifest and the budget warning.
+
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::env::Env;
+
+#[test]
+fn weak_text_is_saved_with_warnings() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/short", "tiny"]).assert().success().stderr(contains("too short"));
+    env.mem([
+        "remember",
+        "facts/now",
+        "We are currently moving the orders table to a new cluster.",
+    ])
+    .assert()
+    .success()
+    .stderr(contains("passing state (`currently`)"));
+    env.mem(["remember", "facts/vague", "缓存可能在部署的时候失效，需要重新预热一下。"])
+        .assert()
+        .success()
+        .stderr(contains("vague (`可能`)"));
+    assert!(env.project().join("facts/vague.md").is_file());
+    env.mem([
+        "remember",
+        "facts/good",
+        "Deploys use pnpm, never npm: npm writes a different lockfile.",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("warning").not());
+}
+
+#[test]
+fn near_duplicates_name_the_existing_memory() {
+    let env = Env::with_project();
+    env.mem([
+        "remember",
+        "rules/pnpm",
+        "部署脚本用 pnpm 而不是 npm，因为 npm 会生成不同的 lockfile。",
+    ])
+    .assert()
+    .success();
+    env.mem([
+        "remember",
+        "facts/pnpm-again",
+        "部署脚本用 pnpm 而不是 npm，npm 会生成不同的 lockfile！",
+    ])
+    .assert()
+    .success()
+    .stderr(contains("nearly the same as project rules/pnpm.md"))
+    .stderr(contains("--supersedes rules/pnpm"));
+}
+
+#[test]
+fn secrets_are_refused_unless_allowed() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/aws", "CI uses key AKIAIOSFODNN7EXAMPLE1 for uploads"])
+        .assert()
+        .code(2)
+        .stderr(contains("facts/aws.md:6: this looks like an AWS access key id"))
+        .stderr(contains("--allow-secret"));
+    assert!(!env.project().join("facts/aws.md").exists());
+    env.mem(["remember", "facts/db", "staging db", "--summary", "password = hunter2hunter2"])
+        .assert()
+        .code(2);
+    env.mem([
+        "remember",
+        "facts/aws",
+        "CI uses key AKIAIOSFODNN7EXAMPLE1 for uploads",
+        "--allow-secret",
+    ])
+    .assert()
+    .success();
+    env.mem(["inspect", "--secrets"])
+        .assert()
+        .code(1)
+        .stdout(contains("facts/aws.md:6: looks like an AWS access key id"));
+    env.mem(["forget", "facts/aws"]).assert().success();
+    env.mem(["inspect", "--secrets"]).assert().success().stdout("no credentials found\n");
+}
+
+#[test]
+fn the_category_manifest_follows_a_write() {
+    let env = Env::with_fixture("demo");
+    env.mem([
+        "remember",
+        "pitfalls/new-trap",
+        "The nightly export job times out when the report table is locked by a migration.",
+    ])
+    .assert()
+    .success()
+    .stdout(contains("pitfalls/ now holds:"))
+    .stdout(contains("* pitfalls/new-trap.md"))
+    .stdout(contains("pitfalls/tz-offset.md"));
+    let v =
+        env.json(["remember", "pitfalls/new-trap", "--highlight", "run exports after migrations"]);
+    assert_eq!(v["manifest"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn an_oversized_resident_part_is_warned_about() {
+    let env = Env::with_project();
+    let long =
+        "Every deploy must be announced in the release channel before it starts. ".repeat(200);
+    env.mem(["remember", "rules/announce", &long])
+        .assert()
+        .success()
+        .stderr(contains("over the 2000-token context budget"));
+}
