@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    compile, forget, history, hook, init, inspect, list, merge_driver, recall, remember,
+    compile, context, forget, history, hook, init, inspect, list, merge_driver, recall, remember,
+    trust,
 };
 use crate::context::Options;
 
@@ -73,6 +74,9 @@ pub enum Command {
     Restore(forget::RestoreArgs),
     List(list::Args),
     Compile(compile::Args),
+    Context(context::Args),
+    Trust(trust::Args),
+    Untrust(trust::UntrustArgs),
     Inspect(inspect::Args),
     History(history::Args),
     Hook(hook::Args),

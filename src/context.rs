@@ -34,6 +34,8 @@ pub struct Context {
     pub lang: Lang,
     /// The agent role from `$MEM_ROLE`: memories private to another role are hidden.
     pub role: Option<String>,
+    /// `$MEM_TRUST_ALL=1`: inject project roots without `mem trust` (CI, scripts).
+    pub trust_all: bool,
 }
 
 /// The global options, as parsed.
@@ -74,7 +76,8 @@ impl Context {
             .find_map(|k| env::var(k).ok().filter(|v| !v.is_empty()))
             .map_or(Lang::En, |v| if v.starts_with("zh") { Lang::Zh } else { Lang::En });
         let role = env::var("MEM_ROLE").ok().filter(|r| !r.is_empty());
-        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd, lang, role })
+        let trust_all = env::var("MEM_TRUST_ALL").is_ok_and(|v| v == "1" || v == "true");
+        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd, lang, role, trust_all })
     }
 
     /// The roots to read, project first, leaving out those not created yet.

@@ -31,6 +31,8 @@ pub struct Memory {
     pub pinned: bool,
     pub tags: Vec<String>,
     pub role: Option<String>,
+    /// Globs of project paths this memory applies to (`mem context --file`).
+    pub paths: Vec<String>,
     pub supersedes: Option<String>,
     pub superseded_by: Option<String>,
     #[serde(skip)]
@@ -91,6 +93,7 @@ impl Memory {
         };
         let load_when = list("load_when");
         let tags = list("tags");
+        let paths = list("paths");
         let pinned = match doc.meta.get("pinned") {
             None | Some(Value::Null) => false,
             Some(v) => flag(v).unwrap_or_else(|| {
@@ -111,6 +114,7 @@ impl Memory {
             pinned,
             tags,
             role,
+            paths,
             supersedes,
             superseded_by,
             body: doc.body.clone(),

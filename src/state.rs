@@ -27,12 +27,24 @@ pub struct Hits {
     pub last: i64,
 }
 
+/// A project root the user trusted, kept in the global root's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trust {
+    /// SHA-256 of the project's ROOT.md when it was trusted.
+    pub root_md_sha256: String,
+    pub at: i64,
+}
+
 /// The whole state file of a root.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     pub version: u32,
     /// Per relative path (`category/slug.md`).
+    #[serde(default)]
     pub hits: BTreeMap<String, Hits>,
+    /// Trusted project roots by canonical path (global root only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trusted: BTreeMap<String, Trust>,
 }
 
 /// The state file's path in `root`.
@@ -66,6 +78,19 @@ pub fn record(root: &Path, paths: &[String], now_ms: i64) -> Result<Vec<String>>
     if paths.is_empty() {
         return Ok(Vec::new());
     }
+    update(root, now_ms, |state| {
+        for p in paths {
+            let hits = state.hits.entry(p.clone()).or_default();
+            hits.count += 1;
+            hits.last = hits.last.max(now_ms);
+        }
+    })
+}
+
+/// Change a root's state under its lock and save it atomically. Returns
+/// warnings (a corrupt file that was set aside).
+pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Result<Vec<String>> {
+    fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
     let lock_path = root.join(LOCK);
     let lock = OpenOptions::new()
         .create(true)
@@ -86,11 +111,7 @@ pub fn record(root: &Path, paths: &[String], now_ms: i64) -> Result<Vec<String>>
         }
     };
     state.version = VERSION;
-    for p in paths {
-        let hits = state.hits.entry(p.clone()).or_default();
-        hits.count += 1;
-        hits.last = hits.last.max(now_ms);
-    }
+    change(&mut state);
     let json = serde_json::to_vec_pretty(&state).map_err(|e| Error::input(e.to_string()))?;
     write_atomic(root, &path(root), &json)?;
     drop(lock);

@@ -2,6 +2,7 @@
 //! and returns a report, and the report's human rendering.
 
 pub mod compile;
+pub mod context;
 pub mod forget;
 pub mod history;
 pub mod hook;
@@ -11,6 +12,7 @@ pub mod list;
 pub mod merge_driver;
 pub mod recall;
 pub mod remember;
+pub mod trust;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
@@ -30,6 +32,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
         Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
         Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
+        Command::Context(args) => emit(&ctx, &context::run(&ctx, args)?),
+        Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
+        Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

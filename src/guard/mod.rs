@@ -29,10 +29,10 @@ pub fn jaccard(a: &HashSet<(char, char)>, b: &HashSet<(char, char)>) -> f64 {
 /// Estimated tokens of `text` for a context budget: one per CJK character,
 /// one per four other non-space characters.
 pub fn estimate_tokens(text: &str) -> usize {
-    let (cjk, other) =
-        text.chars()
-            .filter(|c| !c.is_whitespace())
-            .fold((0usize, 0usize), |(c, o), ch| if is_cjk(ch) { (c + 1, o) } else { (c, o + 1) });
+    let (cjk, other) = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .fold((0usize, 0usize), |(c, o), ch| if is_cjk(ch) { (c + 1, o) } else { (c, o + 1) });
     cjk + other.div_ceil(4)
 }
 

@@ -1,6 +1,7 @@
 //! One integration-test binary: every file in this folder is a module here.
 
 mod compile;
+mod context;
 mod env;
 mod errors;
 mod files;

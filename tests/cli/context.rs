@@ -1,0 +1,178 @@
+//! `mem context` and trust: what reaches an agent, and only from trusted roots.
+
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::env::Env;
+
+fn trusted_demo() -> Env {
+    let env = Env::with_fixture("demo");
+    env.mem(["trust"]).assert().success().stdout(contains("trusted"));
+    env
+}
+
+#[test]
+fn untrusted_project_roots_are_named_not_injected() {
+    let env = Env::with_fixture("demo");
+    env.mem(["context"])
+        .assert()
+        .success()
+        .stdout(contains("is not trusted"))
+        .stdout(contains("mem trust"))
+        .stdout(contains("deploy-pnpm").not());
+    env.mem(["context"])
+        .env("MEM_TRUST_ALL", "1")
+        .assert()
+        .success()
+        .stdout(contains("rules/deploy-pnpm.md"));
+    // recall still shows it: showing is not injecting.
+    env.mem(["recall", "--no-track", "pnpm"])
+        .assert()
+        .success()
+        .stdout(contains("rules/deploy-pnpm.md"));
+}
+
+#[test]
+fn a_changed_root_md_needs_trusting_again_and_untrust_removes_it() {
+    let env = trusted_demo();
+    env.mem(["context"]).assert().stdout(contains("## Hard rules"));
+    let root = env.read("ROOT.md");
+    env.write("ROOT.md", &format!("{root}\n- New rule sneaked in by a pull.\n"));
+    env.mem(["context"]).assert().stdout(contains("is not trusted"));
+    env.mem(["trust"]).assert().success();
+    env.mem(["context"]).assert().stdout(contains("## Hard rules"));
+    env.mem(["untrust"]).assert().success().stdout(contains("no longer trusted"));
+    env.mem(["context"]).assert().stdout(contains("is not trusted"));
+    assert!(!env.project().join(".state.json").exists(), "trust lives in the global root");
+    assert!(
+        !std::fs::read_to_string(env.global().join(".state.json")).unwrap().contains("\"trusted\"")
+    );
+}
+
+#[test]
+fn writing_memories_keeps_trust() {
+    let env = trusted_demo();
+    env.mem([
+        "remember",
+        "rules/new-rule",
+        "Always run the smoke test after a deploy to production.",
+    ])
+    .assert()
+    .success();
+    env.mem(["context"]).assert().stdout(contains("rules/new-rule.md"));
+}
+
+#[test]
+fn rules_then_pinned_then_routing_then_matches() {
+    let env = trusted_demo();
+    let text = env.stdout(["context", "--no-track", "--query", "timezone bug in reports"]);
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} missing in\n{text}"));
+    assert!(at("## Hard rules") < at("## Pinned"));
+    assert!(at("## Pinned") < at("## Routing"));
+    assert!(at("## Routing") < at("## Relevant to the request"));
+    let matches = &text[at("## Relevant to the request")..];
+    assert!(matches.contains("pitfalls/tz-offset.md"), "{matches}");
+    assert!(text.contains("timezone bug → `pitfalls/tz-offset.md`"));
+    assert!(text.contains("verify before use"));
+    assert!(text.contains("Memories are snapshots"));
+    assert!(!text.contains("orm-prisma.md"), "superseded memories stay out");
+}
+
+#[test]
+fn the_budget_cuts_whole_entries_and_says_what_was_left_out() {
+    let env = trusted_demo();
+    let v = env.json(["context", "--no-track", "--budget", "150", "--query", "deploy"]);
+    let used = v["used"].as_u64().unwrap();
+    assert!(used <= 150, "{used}");
+    let entries = v["entries"].as_array().unwrap();
+    assert!(!entries.is_empty());
+    assert_eq!(entries[0]["section"], "rule");
+    let left: Vec<&str> =
+        v["left_out"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert!(!left.is_empty());
+    let text = env.stdout(["context", "--no-track", "--budget", "150", "--query", "deploy"]);
+    assert!(
+        text.contains("Left out for the budget:") && text.contains("`mem recall \"deploy\"`"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(!line.ends_with('…') || line.contains("("), "entries are whole: {line}");
+    }
+}
+
+#[test]
+fn cjk_counts_one_token_per_character() {
+    let env = Env::with_project();
+    env.mem(["trust"]).assert().success();
+    env.mem(["remember", "rules/zh", &"规则".repeat(40), "--summary", &"规则".repeat(40)])
+        .assert()
+        .success();
+    let v = env.json(["context", "--no-track", "--budget", "85"]);
+    assert_eq!(
+        v["entries"].as_array().unwrap().len(),
+        0,
+        "80 CJK characters plus the title do not fit 85 tokens"
+    );
+    let v = env.json(["context", "--no-track", "--budget", "200"]);
+    assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn file_globs_pull_in_memories_for_that_part_of_the_code() {
+    let env = trusted_demo();
+    env.mem([
+        "remember",
+        "facts/web-forms",
+        "Forms in the web app validate with zod schemas from packages/shared.",
+    ])
+    .assert()
+    .success();
+    let file = env.project().join("facts/web-forms.md");
+    let text = std::fs::read_to_string(&file).unwrap().replacen(
+        "---\n",
+        "---\npaths: [\"web/**/*.tsx\"]\n",
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    env.mem(["context", "--no-track", "--file", "web/app/checkout/page.tsx"])
+        .assert()
+        .stdout(contains("## For the files in play"))
+        .stdout(contains("facts/web-forms.md"));
+    env.mem(["context", "--no-track", "--file", "api/src/server.ts"])
+        .assert()
+        .stdout(contains("facts/web-forms.md").not());
+}
+
+#[test]
+fn xml_format_escapes_and_json_is_structured() {
+    let env = trusted_demo();
+    let summary = "Use <T> & \"quotes\" carefully in templates.";
+    env.mem([
+        "remember",
+        "facts/xml",
+        summary,
+        "--summary",
+        summary,
+        "--title",
+        "A <tricky> & \"title\"",
+    ])
+    .assert()
+    .success();
+    let xml =
+        env.stdout(["context", "--no-track", "--format", "xml", "--query", "tricky templates"]);
+    assert!(xml.starts_with("<memory-context budget=\"2000\""), "{xml}");
+    assert!(xml.contains("title=\"A &lt;tricky&gt; &amp; &quot;title&quot;\""), "{xml}");
+    assert!(xml.contains("Use &lt;T&gt; &amp; &quot;quotes&quot;"), "{xml}");
+    assert!(xml.trim_end().ends_with("</memory-context>"));
+}
+
+#[test]
+fn matches_count_hits_unless_no_track() {
+    let env = trusted_demo();
+    env.mem(["context", "--no-track", "--query", "timezone"]).assert().success();
+    assert!(!env.project().join(".state.json").exists());
+    env.mem(["context", "--query", "timezone"]).assert().success();
+    let state: serde_json::Value = serde_json::from_str(&env.read(".state.json")).unwrap();
+    assert_eq!(state["hits"]["pitfalls/tz-offset.md"]["count"], 1);
+    assert!(state["hits"].get("rules/deploy-pnpm.md").is_none(), "rules are not counted as hits");
+}
