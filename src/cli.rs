@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    compile, context, forget, history, hook, init, inspect, list, merge_driver, recall, remember,
-    trust,
+    compile, context, forget, history, hook, init, inspect, list, merge_driver, prompt, recall,
+    remember, trust,
 };
 use crate::context::Options;
 
@@ -79,6 +79,7 @@ pub enum Command {
     Untrust(trust::UntrustArgs),
     Inspect(inspect::Args),
     History(history::Args),
+    Prompt(prompt::Args),
     Hook(hook::Args),
     #[command(hide = true)]
     MergeDriver(merge_driver::Args),

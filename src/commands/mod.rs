@@ -10,6 +10,7 @@ pub mod init;
 pub mod inspect;
 pub mod list;
 pub mod merge_driver;
+pub mod prompt;
 pub mod recall;
 pub mod remember;
 pub mod trust;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Context(args) => emit(&ctx, &context::run(&ctx, args)?),
         Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
         Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
+        Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

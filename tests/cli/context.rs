@@ -176,3 +176,15 @@ fn matches_count_hits_unless_no_track() {
     assert_eq!(state["hits"]["pitfalls/tz-offset.md"]["count"], 1);
     assert!(state["hits"].get("rules/deploy-pnpm.md").is_none(), "rules are not counted as hits");
 }
+
+#[test]
+fn consolidate_prompt_has_instructions_and_the_manifest() {
+    let env = Env::with_fixture("demo");
+    let text = env.stdout(["prompt", "consolidate", "--since", "2026-10-01"]);
+    assert!(text.contains("## Not worth keeping"));
+    assert!(text.contains("recent work since 2026-10-01"));
+    assert!(text.contains("- `references/deploy-runbook.md` (updated recently):"), "{text}");
+    assert!(text.contains("- `rules/deploy-pnpm.md`: "));
+    assert!(!text.contains("orm-prisma.md"), "superseded memories are not listed");
+    env.mem(["prompt", "consolidate", "--since", "last week"]).assert().code(2).stderr(contains("--since"));
+}

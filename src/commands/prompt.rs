@@ -1,0 +1,99 @@
+//! `mem prompt consolidate`: instructions for an agent to turn recent work
+//! into memories, followed by the current manifest of both roots. `mem`
+//! needs no model of its own: the agent runs this and follows it.
+
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::memory::truncate;
+use crate::output::Style;
+use crate::roots::Scope;
+use crate::scan::scan_all;
+use crate::time::parse_iso;
+
+const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");
+
+/// Print a prompt for an agent.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub kind: Kind,
+}
+
+/// The prompts.
+#[derive(Debug, clap::Subcommand)]
+pub enum Kind {
+    /// Review recent work and write or update memories
+    #[command(
+        after_help = "Examples:\n  mem prompt consolidate\n  mem prompt consolidate --since 2026-11-01"
+    )]
+    Consolidate {
+        /// Only work since this date (ISO 8601); memories updated since are marked
+        #[arg(long)]
+        since: Option<String>,
+    },
+}
+
+/// One row of the manifest.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub root: Scope,
+    pub path: String,
+    pub summary: String,
+    pub updated: i64,
+    pub recent: bool,
+}
+
+/// The prompt.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub prompt: String,
+    pub manifest: Vec<Row>,
+}
+
+/// Build the prompt.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let Kind::Consolidate { since } = &args.kind;
+    let since_ms = match since {
+        Some(s) => Some(parse_iso(s).ok_or_else(|| {
+            Error::input(format!("--since `{s}` is not a date")).hint("write it as YYYY-MM-DD")
+        })?),
+        None => None,
+    };
+    let tree = scan_all(&ctx.read_roots()?);
+    let manifest = tree
+        .memories
+        .iter()
+        .filter(|m| !m.is_superseded())
+        .map(|m| Row {
+            root: m.scope,
+            path: m.file(),
+            summary: m.summary.clone(),
+            updated: m.updated,
+            recent: since_ms.is_some_and(|s| m.updated >= s),
+        })
+        .collect();
+    let since_text = since.as_ref().map(|s| format!(" since {s}")).unwrap_or_default();
+    let prompt = CONSOLIDATE.replace("{since}", &since_text);
+    Ok(Report { prompt, manifest })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, _style: &Style) -> String {
+        let mut out = self.prompt.clone();
+        if self.manifest.is_empty() {
+            out.push_str("\n(no memories yet)\n");
+        }
+        let mut scope = None;
+        for row in &self.manifest {
+            if scope != Some(row.root) {
+                scope = Some(row.root);
+                out.push_str(&format!("\n### {} root\n\n", row.root.name()));
+            }
+            let mark = if row.recent { " (updated recently)" } else { "" };
+            out.push_str(&format!("- `{}`{mark}: {}\n", row.path, truncate(&row.summary, 120)));
+        }
+        out
+    }
+}
