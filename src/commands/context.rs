@@ -37,7 +37,8 @@ Examples:
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Add the memories that best match this text
+    /// Add the memories that best match this text; `-` reads it from stdin
+    /// (a JSON object's `prompt` field, as agent hooks send it, or plain text)
     #[arg(long, short)]
     pub query: Option<String>,
     /// Token budget (CJK characters count one each, other text one per four characters)
@@ -111,6 +112,10 @@ pub struct Report {
 
 /// Build the block.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let query = match args.query.as_deref() {
+        Some("-") => Some(read_query()?),
+        other => other.map(str::to_string),
+    };
     let mut untrusted = Vec::new();
     let roots: Vec<&Root> = ctx
         .read_roots()?
@@ -155,7 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let mut matched = Vec::new();
-    if let Some(query) = args.query.as_deref().filter(|q| !q.trim().is_empty()) {
+    if let Some(query) = query.as_deref().filter(|q| !q.trim().is_empty()) {
         for d in best_matches(ctx, &roots, &memories, query) {
             let before = picked.len();
             pick(Section::Match, d, &mut picked);
@@ -165,7 +170,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let mut report = Report {
-        query: args.query.clone(),
+        query,
         budget: args.budget,
         used: 0,
         entries: Vec::new(),
@@ -199,6 +204,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         track(ctx, &roots, &memories, &matched, &report)?;
     }
     Ok(report)
+}
+
+/// The query from stdin: a hook's JSON `prompt` field, or the text itself.
+fn read_query() -> Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
+        crate::error::Error::input(format!("cannot read the query from stdin: {e}"))
+    })?;
+    let prompt = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("prompt").and_then(|p| p.as_str()).map(str::to_string));
+    Ok(prompt.unwrap_or(text).trim().to_string())
 }
 
 fn place_routing(report: &mut Report, routing: &[(String, String)], tokens: usize) {
