@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    compile, context, forget, history, hook, init, inspect, list, merge_driver, prompt, recall,
-    remember, trust,
+    compile, completions, context, forget, history, hook, init, inspect, list, merge_driver,
+    prompt, recall, remember, trust,
 };
 use crate::context::Options;
 
@@ -81,6 +81,8 @@ pub enum Command {
     History(history::Args),
     Prompt(prompt::Args),
     Hook(hook::Args),
+    Completions(completions::Args),
+    Man(completions::ManArgs),
     #[command(hide = true)]
     MergeDriver(merge_driver::Args),
 }

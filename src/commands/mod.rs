@@ -2,6 +2,7 @@
 //! and returns a report, and the report's human rendering.
 
 pub mod compile;
+pub mod completions;
 pub mod context;
 pub mod forget;
 pub mod history;
@@ -37,6 +38,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
         Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
         Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),
+        Command::Completions(args) => emit(&ctx, &completions::run(&ctx, args)?),
+        Command::Man(args) => emit(&ctx, &completions::man(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

@@ -215,3 +215,15 @@ fn inspect_overview_counts_categories() {
     let text = env.stdout(["inspect"]);
     assert!(text.contains("no problems"), "{text}");
 }
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    let env = Env::new();
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = env.stdout(["completions", shell]);
+        assert!(out.contains("recall") && out.contains("remember"), "{shell}");
+    }
+    let man = env.stdout(["man"]);
+    assert!(man.starts_with(".ie") || man.contains(".TH mem 1"), "{man}");
+    env.mem(["completions", "tcsh"]).assert().code(2);
+}

@@ -1,0 +1,55 @@
+//! `mem completions <shell>` and `mem man`: generated from the clap
+//! definitions, so they never drift from the real options.
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use serde::Serialize;
+
+use crate::cli::Cli;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output::Style;
+
+/// Print a shell completion script.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem completions bash > ~/.local/share/bash-completion/completions/mem\n  mem completions zsh > ~/.zfunc/_mem\n  mem completions fish > ~/.config/fish/completions/mem.fish"
+)]
+pub struct Args {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+/// Print the man page (roff).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  mem man > ~/.local/share/man/man1/mem.1")]
+pub struct ManArgs {}
+
+/// Generated text.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub text: String,
+}
+
+/// The completion script.
+pub fn run(_ctx: &Context, args: &Args) -> Result<Report> {
+    let mut buf = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "mem", &mut buf);
+    Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
+}
+
+/// The man page.
+pub fn man(_ctx: &Context, _args: &ManArgs) -> Result<Report> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .map_err(|e| Error::input(format!("cannot render the man page: {e}")))?;
+    Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, _style: &Style) -> String {
+        self.text.clone()
+    }
+}
