@@ -31,6 +31,9 @@ struct Query {
     scope: Option<String>,
 }
 
+/// Ranks one query: the relevant-path form of its top results.
+type Ranker<'a> = Box<dyn Fn(&Query) -> Vec<String> + 'a>;
+
 #[derive(Default, Clone, Copy)]
 struct Sums {
     n: usize,
@@ -105,7 +108,7 @@ fn main() {
     for set in &sets {
         let name = set.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let queries = load_queries(&set.join("queries.jsonl"));
-        let ranker: Box<dyn Fn(&Query) -> Vec<String>> = match &cli {
+        let ranker: Ranker = match &cli {
             Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
             None => library_ranker(set, scoped, tuned(&params)),
         };
@@ -137,7 +140,9 @@ fn main() {
     }
 }
 
-/// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`, `b.body=0.6`.
+/// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`,
+/// `b.body=0.6`, `pair=0.3`, `bigram=0.6`, `unigram=0.3`, `function_bigram=0.6`,
+/// `derived_summary=1`, `coverage=0.5`.
 fn tuned(overrides: &[String]) -> Params {
     let mut p = Params::default();
     let fields = ["title", "summary", "highlight", "load_when", "tags", "path", "body"];
@@ -150,6 +155,10 @@ fn tuned(overrides: &[String]) -> Params {
             Some(("b", f)) => p.b[field(f)] = v,
             _ if name == "k1" => p.k1 = v,
             _ if name == "pair" => p.pair = v,
+            _ if name == "bigram" => p.bigram = v,
+            _ if name == "unigram" => p.unigram = v,
+            _ if name == "function_bigram" => p.function_bigram = v,
+            _ if name == "derived_summary" => p.derived_summary = v,
             _ if name == "coverage" => p.coverage = v,
             _ => panic!("unknown parameter {name}"),
         }
@@ -165,7 +174,7 @@ fn load_queries(path: &Path) -> Vec<Query> {
         .collect()
 }
 
-fn library_ranker(set: &Path, scoped: bool, params: Params) -> Box<dyn Fn(&Query) -> Vec<String>> {
+fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
     let root = Root { scope: Scope::Project, dir: set.join(".memory") };
     let scan = scan_root(&root);
     for p in &scan.problems {
