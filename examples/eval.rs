@@ -143,7 +143,9 @@ fn main() {
     }
 }
 
-/// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`, `b.body=0.6`.
+/// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`,
+/// `b.body=0.6`, `pair=0.3`, `bigram=0.6`, `unigram=0.3`, `function_bigram=0.6`,
+/// `derived_summary=1`, `coverage=0.5`.
 fn tuned(overrides: &[String]) -> Params {
     let mut p = Params::default();
     let fields = ["title", "summary", "highlight", "load_when", "tags", "path", "body"];
@@ -156,6 +158,10 @@ fn tuned(overrides: &[String]) -> Params {
             Some(("b", f)) => p.b[field(f)] = v,
             _ if name == "k1" => p.k1 = v,
             _ if name == "pair" => p.pair = v,
+            _ if name == "bigram" => p.bigram = v,
+            _ if name == "unigram" => p.unigram = v,
+            _ if name == "function_bigram" => p.function_bigram = v,
+            _ if name == "derived_summary" => p.derived_summary = v,
             _ if name == "coverage" => p.coverage = v,
             _ => panic!("unknown parameter {name}"),
         }

@@ -24,6 +24,9 @@ pub struct Memory {
     pub title: String,
     pub kind: String,
     pub summary: String,
+    /// True when `summary` was not written but taken from the body's first paragraph.
+    #[serde(skip)]
+    pub summary_derived: bool,
     pub highlight: String,
     pub created: i64,
     pub updated: i64,
@@ -70,7 +73,9 @@ impl Memory {
             .or_else(|| first_heading(&doc.body))
             .unwrap_or_else(|| path.slug.clone());
         let kind = text("kind", &mut field).unwrap_or_else(|| default_kind(&path).into());
-        let summary = text("summary", &mut field).unwrap_or_else(|| first_paragraph(&doc.body));
+        let written_summary = text("summary", &mut field);
+        let summary_derived = written_summary.is_none();
+        let summary = written_summary.unwrap_or_else(|| first_paragraph(&doc.body));
         let highlight = text("highlight", &mut field).unwrap_or_default();
         let role = text("role", &mut field);
         let supersedes = text("supersedes", &mut field).map(|s| with_md(&s));
@@ -107,6 +112,7 @@ impl Memory {
             title,
             kind,
             summary,
+            summary_derived,
             highlight,
             created,
             updated,

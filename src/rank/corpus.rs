@@ -4,11 +4,12 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
 use crate::memory::Memory;
-use crate::rank::tokenize::{Tokenizer, is_cjk};
+use crate::rank::tokenize::{Kind, Tokenizer};
 
 /// Number of scored fields.
 pub const FIELDS: usize = 7;
@@ -62,12 +63,62 @@ pub struct Posting {
 /// The indexed memories.
 pub struct Corpus {
     tokenizer: Tokenizer,
-    vocab: HashMap<Box<str>, u32>,
+    vocab: TermMap<Box<str>>,
+    /// Ids of the tokens of one or two characters (every CJK token), keyed
+    /// by the characters themselves: no string to follow and compare.
+    short: TermMap<u64>,
     postings: Vec<Vec<Posting>>,
     lengths: Vec<[u32; FIELDS]>,
     avg: [f32; FIELDS],
+    /// Per document: its summary is the body's first paragraph, not written.
+    derived_summary: Vec<bool>,
     /// Each memory's `load_when` triggers, as token lists.
     triggers: Vec<Vec<(String, Vec<String>)>>,
+}
+
+/// A map keyed by terms or term ids, with the fast [`TermHasher`].
+type TermMap<K, V = u32> = HashMap<K, V, BuildHasherDefault<TermHasher>>;
+
+/// The term dictionary's hasher: FxHash's multiply-rotate step, several
+/// times faster than the default SipHash on short keys. Terms come from the
+/// user's own files, so resistance to crafted collisions is not needed.
+#[derive(Default)]
+struct TermHasher(u64);
+
+impl TermHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for TermHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+
+    /// The multiply leaves the well-mixed bits high; rotate them into the
+    /// low bits the table indexes by.
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// A token of one or two characters packed into a number.
+fn short_key(tok: &str) -> Option<u64> {
+    let mut chars = tok.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some(a), b, None) => Some(u64::from(a) << 32 | b.map_or(0, u64::from)),
+        _ => None,
+    }
 }
 
 /// The texts of a memory, per field.
@@ -90,13 +141,15 @@ impl Corpus {
         let tokenizer = Tokenizer::new();
         let mut corpus = Corpus {
             tokenizer,
-            vocab: HashMap::new(),
+            vocab: TermMap::default(),
+            short: TermMap::default(),
             postings: Vec::new(),
             lengths: Vec::with_capacity(memories.len()),
             avg: [0.0; FIELDS],
+            derived_summary: memories.iter().map(|m| m.summary_derived).collect(),
             triggers: Vec::with_capacity(memories.len()),
         };
-        let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+        let mut counts: TermMap<u32, [u16; FIELDS]> = TermMap::default();
         for (doc, memory) in memories.iter().enumerate() {
             counts.clear();
             let mut lengths = [0u32; FIELDS];
@@ -105,18 +158,18 @@ impl Corpus {
                     let id = corpus.intern(tok);
                     let tf = &mut counts.entry(id).or_insert([0; FIELDS])[f];
                     *tf = tf.saturating_add(1);
-                    lengths[f] += 1;
+                    if Kind::of(tok) != Kind::Unigram {
+                        lengths[f] += 1;
+                    }
                 });
             }
+            // Documents go in order, so every list stays sorted by document.
             for (&term, &tf) in &counts {
                 corpus.postings[term as usize].push(Posting { doc: doc as u32, tf });
             }
             corpus.lengths.push(lengths);
             let triggers = memory.load_when.iter().map(|t| (t.clone(), corpus.token_list(t)));
             corpus.triggers.push(triggers.filter(|(_, toks)| !toks.is_empty()).collect());
-        }
-        for list in &mut corpus.postings {
-            list.sort_unstable_by_key(|p| p.doc);
         }
         let n = memories.len().max(1) as f32;
         for f in 0..FIELDS {
@@ -126,14 +179,28 @@ impl Corpus {
         corpus
     }
 
+    /// The id of a token, assigned on first sight.
     fn intern(&mut self, tok: &str) -> u32 {
-        if let Some(&id) = self.vocab.get(tok) {
-            return id;
+        let next = self.postings.len() as u32;
+        let id = match short_key(tok) {
+            Some(key) => *self.short.entry(key).or_insert(next),
+            None => match self.vocab.get(tok) {
+                Some(&id) => id,
+                None => *self.vocab.entry(tok.into()).or_insert(next),
+            },
+        };
+        if id == next {
+            self.postings.push(Vec::new());
         }
-        let id = self.postings.len() as u32;
-        self.vocab.insert(tok.into(), id);
-        self.postings.push(Vec::new());
         id
+    }
+
+    /// The id of a token, if it was ever seen.
+    fn id(&self, tok: &str) -> Option<u32> {
+        match short_key(tok) {
+            Some(key) => self.short.get(&key).copied(),
+            None => self.vocab.get(tok).copied(),
+        }
     }
 
     /// The tokenizer the corpus was built with.
@@ -158,9 +225,15 @@ impl Corpus {
         self.lengths.is_empty()
     }
 
-    /// Field lengths (in tokens) of one document.
+    /// Field lengths of one document, in tokens other than CJK unigrams
+    /// (they restate the bigrams of the same text).
     pub fn lengths(&self, doc: usize) -> &[u32; FIELDS] {
         &self.lengths[doc]
+    }
+
+    /// True when the summary of `doc` was taken from its body.
+    pub fn derived_summary(&self, doc: usize) -> bool {
+        self.derived_summary[doc]
     }
 
     /// Average field lengths over the corpus.
@@ -173,35 +246,8 @@ impl Corpus {
         &self.triggers[doc]
     }
 
-    /// The postings for a query token. A lone CJK character also matches
-    /// every bigram that contains it, so a one-character query finds text.
-    pub fn postings(&self, token: &str) -> Cow<'_, [Posting]> {
-        let own = self.vocab.get(token).map(|&id| self.postings[id as usize].as_slice());
-        let mut chars = token.chars();
-        let lone_cjk = match (chars.next(), chars.next()) {
-            (Some(c), None) if is_cjk(c) => Some(c),
-            _ => None,
-        };
-        let Some(c) = lone_cjk else {
-            return Cow::Borrowed(own.unwrap_or(&[]));
-        };
-        let mut merged: HashMap<u32, [u16; FIELDS]> = HashMap::new();
-        let bigrams = self
-            .vocab
-            .iter()
-            .filter(|(t, _)| t.chars().count() == 2 && t.contains(c) && t.chars().all(is_cjk))
-            .map(|(_, &id)| self.postings[id as usize].as_slice());
-        for list in own.into_iter().chain(bigrams) {
-            for p in list {
-                let tf = merged.entry(p.doc).or_insert([0; FIELDS]);
-                for (sum, add) in tf.iter_mut().zip(p.tf) {
-                    *sum = sum.saturating_add(add);
-                }
-            }
-        }
-        let mut list: Vec<Posting> =
-            merged.into_iter().map(|(doc, tf)| Posting { doc, tf }).collect();
-        list.sort_unstable_by_key(|p| p.doc);
-        Cow::Owned(list)
+    /// The postings of a token, by document; empty when it never occurs.
+    pub fn postings(&self, token: &str) -> &[Posting] {
+        self.id(token).map_or(&[], |id| self.postings[id as usize].as_slice())
     }
 }

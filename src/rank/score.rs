@@ -7,9 +7,10 @@
 use std::collections::HashSet;
 
 use crate::memory::Memory;
-use crate::rank::corpus::{Corpus, FIELDS, Field};
+use crate::rank::corpus::{Corpus, FIELDS, Field, Posting};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
-use crate::rank::stopwords::is_stopword;
+use crate::rank::stopwords::{is_function_char, is_stopword};
+use crate::rank::tokenize::Kind;
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -21,8 +22,20 @@ pub struct Params {
     pub b: [f32; FIELDS],
     /// Weight per field (title, summary, highlight, load_when, tags, path, body).
     pub weight: [f32; FIELDS],
+    /// Summary weight in place of `weight[summary]` when the summary was not
+    /// written but taken from the body's first paragraph, which is already
+    /// scored as body.
+    pub derived_summary: f32,
     /// Scale of a word-pair term (`support group`), relative to a word.
     pub pair: f32,
+    /// Scale of a CJK bigram, relative to a Latin word: a word is a whole
+    /// unit of meaning, a bigram one of several overlapping pieces of text.
+    pub bigram: f32,
+    /// Scale of a CJK bigram with a function character (`的公`, `是类`),
+    /// relative to a bigram.
+    pub function_bigram: f32,
+    /// Scale of a single CJK character, relative to a bigram.
+    pub unigram: f32,
     /// Exponent of query coverage (share of the query's idf a memory matched).
     pub coverage: f32,
     /// Added when a whole `load_when` trigger occurs in the query.
@@ -40,10 +53,14 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            k1: 1.2,
-            b: [0.3, 0.5, 0.3, 0.2, 0.2, 0.3, 0.75],
+            k1: 1.0,
+            b: [0.3, 0.5, 0.3, 0.2, 0.2, 0.3, 0.85],
             weight: [3.0, 2.0, 2.0, 3.0, 2.0, 1.0, 1.0],
+            derived_summary: 1.0,
             pair: 0.25,
+            bigram: 0.625,
+            function_bigram: 0.6,
+            unigram: 0.3,
             coverage: 0.0,
             trigger: 4.0,
             pinned: 0.1,
@@ -84,11 +101,22 @@ pub struct Request<'a> {
     pub explain: bool,
 }
 
+/// Most query terms scored; a longer query keeps its first ones.
+const MAX_TERMS: usize = 256;
+
 /// A query's terms with their postings resolved once.
 struct Term<'c> {
     token: String,
     idf: f32,
-    postings: std::borrow::Cow<'c, [crate::rank::corpus::Posting]>,
+    postings: &'c [Posting],
+}
+
+impl Term<'_> {
+    /// The term's counts in `doc`, if it occurs there.
+    fn posting(&self, doc: usize) -> Option<&Posting> {
+        let i = self.postings.binary_search_by_key(&(doc as u32), |p| p.doc).ok()?;
+        Some(&self.postings[i])
+    }
 }
 
 /// Rank `memories` (the ones `corpus` was built from) for a request.
@@ -103,25 +131,21 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
     }
     let terms: Vec<Term> = tokens
         .into_iter()
-        .take(64)
+        .take(MAX_TERMS)
         .map(|token| {
             let postings = corpus.postings(&token);
             let df = postings.len() as f32;
-            let scale = if token.contains(' ') { params.pair } else { 1.0 };
-            let idf = scale * (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let idf = scale(params, &token) * (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             Term { token, idf, postings }
         })
         .collect();
     let mut scores = vec![0f32; n];
-    let mut matched = vec![0u64; n];
     let mut covered = vec![0f32; n];
-    for (i, term) in terms.iter().enumerate() {
-        for p in term.postings.iter() {
+    for term in &terms {
+        for p in term.postings {
             let d = p.doc as usize;
-            let (s, _) = term_score(corpus, params, term.idf, d, &p.tf);
-            scores[d] += s;
+            scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
             covered[d] += term.idf;
-            matched[d] |= 1 << i;
         }
     }
     let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
@@ -148,15 +172,25 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
             score,
             matched: terms
                 .iter()
-                .enumerate()
-                .filter(|(i, _)| matched[d] & (1 << i) != 0)
-                .map(|(_, t)| t.token.clone())
+                .filter(|t| t.posting(d).is_some())
+                .map(|t| t.token.clone())
                 .collect(),
             explanation: req
                 .explain
                 .then(|| explain(corpus, memories, params, req, &terms, &query_set, d)),
         })
         .collect()
+}
+
+/// How much a query token counts, relative to a Latin word, by its kind.
+fn scale(p: &Params, token: &str) -> f32 {
+    match Kind::of(token) {
+        Kind::Word => 1.0,
+        Kind::Pair => p.pair,
+        Kind::Bigram if token.chars().any(is_function_char) => p.bigram * p.function_bigram,
+        Kind::Bigram => p.bigram,
+        Kind::Unigram => p.bigram * p.unigram,
+    }
 }
 
 /// BM25F for one term in one document: the score and each field's share.
@@ -169,11 +203,15 @@ fn term_score(
 ) -> (f32, [f32; FIELDS]) {
     let lengths = corpus.lengths(doc);
     let avg = corpus.avg_lengths();
+    let mut weight = p.weight;
+    if corpus.derived_summary(doc) {
+        weight[Field::Summary as usize] = p.derived_summary;
+    }
     let mut parts = [0f32; FIELDS];
     for f in 0..FIELDS {
         if tf[f] > 0 {
             let norm = 1.0 - p.b[f] + p.b[f] * lengths[f] as f32 / avg[f];
-            parts[f] = p.weight[f] * tf[f] as f32 / norm;
+            parts[f] = weight[f] * tf[f] as f32 / norm;
         }
     }
     let weighted: f32 = parts.iter().sum();
@@ -248,7 +286,7 @@ fn explain(
     let mut parts = Vec::new();
     let mut relevance = 0.0;
     for term in terms {
-        let Some(posting) = term.postings.iter().find(|x| x.doc as usize == doc) else { continue };
+        let Some(posting) = term.posting(doc) else { continue };
         let (score, shares) = term_score(corpus, p, term.idf, doc, &posting.tf);
         relevance += score;
         let mut fields: Vec<(&'static str, f32)> = Field::ALL

@@ -21,9 +21,39 @@ const CHINESE: &[&str] = &[
     "是什", "是否", "是不", "有没", "有什", "能否", "该如", "该怎", "请问", "需要", "为什",
 ];
 
+/// Chinese function characters: particles; pronouns and measure words;
+/// prepositions and conjunctions; adverbs; copula, modal and existential
+/// verbs; question words; the commonest numeral and place words. Alone they
+/// carry no topic; in a bigram they often only glue two words together
+/// (`的公` in `的公开`).
+const FUNCTION_CHARS: &str = concat!(
+    "的了吗呢吧啊之",
+    "我你他它们这那其些个",
+    "在和与及或把被从以到对为将而",
+    "也都就还又不",
+    "是有会能可要该",
+    "么什如何怎哪样",
+    "一中上",
+);
+
 /// True for a query token that should not count.
 pub fn is_stopword(token: &str) -> bool {
-    ENGLISH.binary_search(&token).is_ok() || CHINESE.contains(&token)
+    ENGLISH.binary_search(&token).is_ok()
+        || CHINESE.contains(&token)
+        || matches!(single_char(token), Some(c) if is_function_char(c))
+}
+
+/// True for a Chinese function character (`的`, `了`, `是`, `如`, …).
+pub fn is_function_char(c: char) -> bool {
+    FUNCTION_CHARS.contains(c)
+}
+
+fn single_char(token: &str) -> Option<char> {
+    let mut chars = token.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Some(c),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -42,5 +72,16 @@ mod tests {
             assert!(is_stopword(&t.word(w)), "{w} -> {}", t.word(w));
         }
         assert!(!is_stopword("deploy"));
+    }
+
+    #[test]
+    fn function_characters_are_stopwords_alone_but_not_in_words() {
+        for t in ["的", "了", "是", "吗"] {
+            assert!(is_stopword(t), "{t}");
+        }
+        for t in ["锁", "目的", "部署"] {
+            assert!(!is_stopword(t), "{t}");
+        }
+        assert!(is_function_char('的') && !is_function_char('目'));
     }
 }

@@ -1,21 +1,24 @@
 //! Text → index tokens, the same way for memories and for queries.
 //!
-//! | input            | tokens                                   |
-//! |------------------|------------------------------------------|
-//! | `部署脚本用`      | `部署` `署脚` `脚本` `本用`                 |
-//! | `锁`             | `锁` (a lone CJK character is a unigram)  |
-//! | `Ｄｅｐｌｏｙｓ`     | `deploy` (NFKC, lowercase, English stem) |
-//! | `utf-8`          | `utf` `8` `utf 8` `utf-8`                |
-//! | `pg_dump`        | `pg_dump` `pg` `dump`                    |
-//! | `support groups` | `support` `group` `support group`        |
-//! | `用pnpm部署`      | `用` `pnpm` `部署`                        |
+//! | input            | tokens                                      |
+//! |------------------|---------------------------------------------|
+//! | `部署脚本`        | `部署` `署脚` `脚本` `部` `署` `脚` `本`         |
+//! | `锁`             | `锁` (a lone CJK character is a unigram)     |
+//! | `Ｄｅｐｌｏｙｓ`     | `deploy` (NFKC, lowercase, English stem)    |
+//! | `utf-8`          | `utf` `8` `utf 8` `utf-8`                   |
+//! | `pg_dump`        | `pg_dump` `pg` `dump`                       |
+//! | `support groups` | `support` `group` `support group`           |
+//! | `用pnpm部署`      | `用` `pnpm` `部署` `部` `署`                  |
 //!
 //! Latin words follow Unicode word boundaries; a word made of parts
 //! (`pg_dump`, `v1.2`, `utf-8`) yields the whole and each part. Words of
 //! letters only are stemmed (Snowball English), so `deploys`, `deployed` and
 //! `deploying` meet. Two neighbouring words (function words skipped) also
-//! give a pair token, `support group`, the evidence of a phrase. Runs of Han, kana and Hangul become overlapping
-//! character bigrams, which is what lets `部署` match inside `部署脚本用`.
+//! give a pair token, `support group`, the evidence of a phrase. Runs of Han,
+//! kana and Hangul become overlapping character bigrams, which is what lets
+//! `部署` match inside `部署脚本用`, followed by each character on its own:
+//! the unigrams let a partial overlap count (`清除` against `清理…删除`), at a
+//! weight the scorer keeps low. [`Kind`] tells the four kinds of token apart.
 //!
 //! ```
 //! let mut tokens = Vec::new();
@@ -55,6 +58,32 @@ pub fn is_cjk(c: char) -> bool {
         | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF // Hangul
         | 0x20000..=0x3134F // Han extensions B–G
     )
+}
+
+/// What a token stands for, which decides how much a match on it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A Latin word, stemmed, or one of its parts (`deploy`, `pg_dump`, `8`).
+    Word,
+    /// Two neighbouring Latin words (`support group`).
+    Pair,
+    /// Two neighbouring CJK characters (`部署`).
+    Bigram,
+    /// One CJK character (`锁`).
+    Unigram,
+}
+
+impl Kind {
+    /// The kind of a token this tokenizer emitted.
+    pub fn of(token: &str) -> Kind {
+        let mut chars = token.chars();
+        match (chars.next(), chars.next(), chars.next()) {
+            (Some(a), None, None) if is_cjk(a) => Kind::Unigram,
+            (Some(a), Some(b), None) if is_cjk(a) && is_cjk(b) => Kind::Bigram,
+            _ if token.contains(' ') => Kind::Pair,
+            _ => Kind::Word,
+        }
+    }
 }
 
 /// NFKC, then lowercase; ASCII text takes a fast path.
@@ -164,7 +193,7 @@ fn flush(text: &str, span: Option<(usize, usize)>, emit: &mut dyn FnMut(&str)) {
     }
 }
 
-/// Overlapping bigrams of a CJK run; the character itself when it stands alone.
+/// Overlapping bigrams of a CJK run, then each character on its own.
 fn cjk_run(run: &str, emit: &mut dyn FnMut(&str)) {
     let mut bounds = run.char_indices().map(|(i, _)| i).chain([run.len()]);
     let (Some(mut a), Some(mut b)) = (bounds.next(), bounds.next()) else { return };
@@ -175,6 +204,9 @@ fn cjk_run(run: &str, emit: &mut dyn FnMut(&str)) {
     for c in bounds {
         emit(&run[a..c]);
         (a, b) = (b, c);
+    }
+    for (i, c) in run.char_indices() {
+        emit(&run[i..i + c.len_utf8()]);
     }
 }
 
@@ -191,22 +223,28 @@ mod tests {
     #[test]
     fn cjk_bigrams_find_a_word_inside_a_run() {
         let doc = toks("部署脚本用 pnpm 而不是 npm");
-        assert_eq!(doc, ["部署", "署脚", "脚本", "本用", "pnpm", "而不", "不是", "npm"]);
-        assert_eq!(toks("部署"), ["部署"]);
+        let bigrams: Vec<&String> = doc.iter().filter(|t| Kind::of(t) == Kind::Bigram).collect();
+        assert_eq!(bigrams, ["部署", "署脚", "脚本", "本用", "而不", "不是"]);
         assert!(doc.contains(&"部署".to_string()));
+    }
+
+    #[test]
+    fn cjk_runs_give_bigrams_then_unigrams() {
+        assert_eq!(toks("部署"), ["部署", "部", "署"]);
+        assert_eq!(toks("而不是"), ["而不", "不是", "而", "不", "是"]);
     }
 
     #[test]
     fn lone_cjk_character_is_a_unigram() {
         assert_eq!(toks("锁"), ["锁"]);
-        assert_eq!(toks("用pnpm部署"), ["用", "pnpm", "部署"]);
+        assert_eq!(toks("用pnpm部署"), ["用", "pnpm", "部署", "部", "署"]);
         assert_eq!(toks("a 锁 b"), ["a", "锁", "b"]);
     }
 
     #[test]
     fn kana_and_hangul_are_cjk() {
-        assert_eq!(toks("デプロイ"), ["デプ", "プロ", "ロイ"]);
-        assert_eq!(toks("배포"), ["배포"]);
+        assert_eq!(toks("デプロイ"), ["デプ", "プロ", "ロイ", "デ", "プ", "ロ", "イ"]);
+        assert_eq!(toks("배포"), ["배포", "배", "포"]);
     }
 
     #[test]
@@ -214,7 +252,7 @@ mod tests {
         assert_eq!(toks("ＰＮＰＭ，ｎｐｍ！"), ["pnpm", "npm", "pnpm npm"]);
         assert_eq!(toks("Deploys"), toks("deploying"));
         assert_eq!(toks("DEPLOYED"), ["deploy"]);
-        assert_eq!(toks("部署（Ｋ８ｓ）"), ["部署", "k8s"]);
+        assert_eq!(toks("部署（Ｋ８ｓ）"), ["部署", "部", "署", "k8s"]);
     }
 
     #[test]
@@ -241,7 +279,17 @@ mod tests {
             toks("the support of the group"),
             ["the", "support", "of", "the", "group", "support group"]
         );
-        assert_eq!(toks("用 pnpm 部署 npm"), ["用", "pnpm", "部署", "npm"]);
+        assert_eq!(toks("用 pnpm 部署 npm"), ["用", "pnpm", "部署", "部", "署", "npm"]);
+    }
+
+    #[test]
+    fn kinds_of_tokens() {
+        assert_eq!(Kind::of("deploy"), Kind::Word);
+        assert_eq!(Kind::of("utf-8"), Kind::Word);
+        assert_eq!(Kind::of("support group"), Kind::Pair);
+        assert_eq!(Kind::of("部署"), Kind::Bigram);
+        assert_eq!(Kind::of("锁"), Kind::Unigram);
+        assert_eq!(Kind::of("k8s"), Kind::Word);
     }
 
     #[test]
