@@ -11,6 +11,7 @@
 //!    is the only place that changes files (atomically, inside a root).
 //! 4. [`output`] prints the report for a person or as `--json`.
 
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod compile;

@@ -84,9 +84,30 @@ pub fn scan_all(roots: &[&Root]) -> Tree {
 
 /// Read every memory file of one root.
 pub fn scan_root(root: &Root) -> Scan {
-    let mut scan = Scan::default();
+    let (files, problems) = walk(root);
+    let mut scan = load_files(root.scope, &files);
+    scan.problems.extend(problems);
+    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    scan
+}
+
+/// A memory file found by [`walk`], with what identifies its version.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    pub rel: RelPath,
+    pub path: PathBuf,
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: u64,
+}
+
+/// List a root's memory files (sorted) and the misplaced entries, without
+/// reading any file.
+pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut files = Vec::new();
     if !root.dir.is_dir() {
-        return scan;
+        return (files, problems);
     }
     let walker = WalkDir::new(&root.dir)
         .min_depth(1)
@@ -94,11 +115,10 @@ pub fn scan_root(root: &Root) -> Scan {
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| !is_hidden(e));
-    let mut files = Vec::new();
     for entry in walker {
         match entry {
-            Ok(entry) => visit(&entry, &mut files, &mut scan.problems),
-            Err(err) => scan.problems.push(Problem {
+            Ok(entry) => visit(&entry, &mut files, &mut problems),
+            Err(err) => problems.push(Problem {
                 path: err.path().unwrap_or(&root.dir).to_path_buf(),
                 line: None,
                 message: err.to_string(),
@@ -106,33 +126,34 @@ pub fn scan_root(root: &Root) -> Scan {
             }),
         }
     }
-    for part in load_all(root.scope, files) {
-        scan.memories.extend(part.memories);
-        scan.problems.extend(part.problems);
-    }
-    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
-    scan
+    (files, problems)
 }
 
-/// Read and parse files on every core; results keep the order of `files`.
-fn load_all(scope: Scope, files: Vec<(RelPath, PathBuf)>) -> Vec<Scan> {
+/// Read and parse `files` on every core; memories keep the order of `files`.
+pub fn load_files(scope: Scope, files: &[FileEntry]) -> Scan {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let chunk = files.len().div_ceil(threads).max(256);
-    std::thread::scope(|s| {
+    let parts: Vec<Scan> = std::thread::scope(|s| {
         let workers: Vec<_> = files
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
                     let mut scan = Scan::default();
-                    for (rel, path) in part {
-                        read_memory(scope, rel.clone(), path, &mut scan);
+                    for f in part {
+                        read_memory(scope, f.rel.clone(), &f.path, &mut scan);
                     }
                     scan
                 })
             })
             .collect();
         workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
-    })
+    });
+    let mut scan = Scan::default();
+    for part in parts {
+        scan.memories.extend(part.memories);
+        scan.problems.extend(part.problems);
+    }
+    scan
 }
 
 fn is_hidden(entry: &DirEntry) -> bool {
@@ -140,7 +161,7 @@ fn is_hidden(entry: &DirEntry) -> bool {
 }
 
 /// Sort one walked entry into a memory file to read, a problem, or nothing.
-fn visit(entry: &DirEntry, files: &mut Vec<(RelPath, PathBuf)>, problems: &mut Vec<Problem>) {
+fn visit(entry: &DirEntry, files: &mut Vec<FileEntry>, problems: &mut Vec<Problem>) {
     let path = entry.path();
     let name = entry.file_name().to_string_lossy();
     let kind = entry.file_type();
@@ -177,7 +198,22 @@ fn visit(entry: &DirEntry, files: &mut Vec<(RelPath, PathBuf)>, problems: &mut V
                 return;
             }
             let rel = RelPath { category: category.into_owned(), slug: slug.to_string() };
-            files.push((rel, path.to_path_buf()));
+            let meta = if kind.is_symlink() {
+                fs::metadata(path)
+            } else {
+                entry.metadata().map_err(Into::into)
+            };
+            match meta {
+                Ok(meta) => files.push(FileEntry {
+                    rel,
+                    path: path.to_path_buf(),
+                    size: meta.len(),
+                    mtime_ns: meta.modified().map_or(0, |t| {
+                        t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+                    }),
+                }),
+                Err(e) => report(&e.to_string()),
+            }
         }
     }
 }

@@ -10,17 +10,16 @@ use std::path::PathBuf;
 use serde::Serialize;
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::cache::index_all;
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
 use crate::output::Style;
-use crate::rank::corpus::Corpus;
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
 use crate::rank::score::{Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
 use crate::roots::Scope;
-use crate::scan::scan_all;
 use crate::state;
 use crate::time::relative_age;
 
@@ -96,8 +95,8 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let query = args.query.join(" ");
     let roots = ctx.read_roots()?;
-    let tree = scan_all(&roots);
-    let mut warnings: Vec<String> = tree.problems.iter().map(ToString::to_string).collect();
+    let (memories, corpus, problems) = index_all(&roots);
+    let mut warnings: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let states: Vec<(Scope, state::State)> = roots
         .iter()
         .map(|r| {
@@ -106,7 +105,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             (r.scope, s)
         })
         .collect();
-    let memories = tree.memories;
     let signals: Vec<Signals> = memories
         .iter()
         .map(|m| {
@@ -116,8 +114,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })
         .collect();
     let role = args.role.as_ref().or(ctx.role.as_ref());
-    let filter = |d: usize| visible(&memories[d], args, role);
-    let corpus = Corpus::build(&memories);
+    let filter = |d: usize| corpus.is_live(d) && visible(&memories[d], args, role);
     let request = Request {
         query: &query,
         limit: args.limit as usize,
@@ -159,7 +156,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             warnings.extend(state::record(&root.dir, &paths, ctx.now_ms)?);
         }
     }
-    let empty = memories.is_empty();
+    let empty = corpus.live_len() == 0;
     Ok(Report { query, results, warnings, empty })
 }
 

@@ -60,23 +60,41 @@ pub struct Posting {
     pub tf: [u16; FIELDS],
 }
 
-/// The indexed memories.
+/// The indexed memories: one or more segments of documents, each with its
+/// own term table, plus per-document statistics. Documents can be marked
+/// dead (deleted or shadowed) without rebuilding a segment.
 pub struct Corpus {
     tokenizer: Tokenizer,
-    vocab: TermMap<Box<str>>,
-    /// Ids of the tokens of one or two characters (every CJK token), keyed
-    /// by the characters themselves: no string to follow and compare.
-    short: TermMap<u64>,
-    postings: Vec<Vec<Posting>>,
+    segments: Vec<(u32, Segment)>,
+    live: Vec<bool>,
+    live_count: usize,
     lengths: Vec<[u32; FIELDS]>,
     avg: [f32; FIELDS],
-    /// Per document: its summary is the body's first paragraph, not written.
     derived_summary: Vec<bool>,
     /// Each memory's `load_when` triggers, as token lists.
     triggers: Vec<Vec<(String, Vec<String>)>>,
 }
 
-/// A map keyed by terms or term ids, with the fast [`TermHasher`].
+/// A run of documents with its term table and field lengths.
+pub struct Segment {
+    pub terms: Terms,
+    pub lengths: Vec<[u32; FIELDS]>,
+}
+
+/// A term table: built in memory, or read packed from a cache.
+pub enum Terms {
+    Built(Built),
+    Packed(Packed),
+}
+
+/// A term table built from text.
+#[derive(Default)]
+pub struct Built {
+    vocab: TermMap<Box<str>>,
+    short: TermMap<u64>,
+    postings: Vec<Vec<Posting>>,
+}
+
 type TermMap<K, V = u32> = HashMap<K, V, BuildHasherDefault<TermHasher>>;
 
 /// The term dictionary's hasher: FxHash's multiply-rotate step, several
@@ -135,51 +153,7 @@ pub fn field_texts(m: &Memory) -> [Cow<'_, str>; FIELDS] {
     ]
 }
 
-impl Corpus {
-    /// Index `memories`; document ids are their positions in the slice.
-    pub fn build(memories: &[Memory]) -> Corpus {
-        let tokenizer = Tokenizer::new();
-        let mut corpus = Corpus {
-            tokenizer,
-            vocab: TermMap::default(),
-            short: TermMap::default(),
-            postings: Vec::new(),
-            lengths: Vec::with_capacity(memories.len()),
-            avg: [0.0; FIELDS],
-            derived_summary: memories.iter().map(|m| m.summary_derived).collect(),
-            triggers: Vec::with_capacity(memories.len()),
-        };
-        let mut counts: TermMap<u32, [u16; FIELDS]> = TermMap::default();
-        for (doc, memory) in memories.iter().enumerate() {
-            counts.clear();
-            let mut lengths = [0u32; FIELDS];
-            for (f, text) in field_texts(memory).iter().enumerate() {
-                tokenizer.tokens(text, |tok| {
-                    let id = corpus.intern(tok);
-                    let tf = &mut counts.entry(id).or_insert([0; FIELDS])[f];
-                    *tf = tf.saturating_add(1);
-                    if Kind::of(tok) != Kind::Unigram {
-                        lengths[f] += 1;
-                    }
-                });
-            }
-            // Documents go in order, so every list stays sorted by document.
-            for (&term, &tf) in &counts {
-                corpus.postings[term as usize].push(Posting { doc: doc as u32, tf });
-            }
-            corpus.lengths.push(lengths);
-            let triggers = memory.load_when.iter().map(|t| (t.clone(), corpus.token_list(t)));
-            corpus.triggers.push(triggers.filter(|(_, toks)| !toks.is_empty()).collect());
-        }
-        let n = memories.len().max(1) as f32;
-        for f in 0..FIELDS {
-            let total: u64 = corpus.lengths.iter().map(|l| l[f] as u64).sum();
-            corpus.avg[f] = (total as f32 / n).max(1.0);
-        }
-        corpus
-    }
-
-    /// The id of a token, assigned on first sight.
+impl Built {
     fn intern(&mut self, tok: &str) -> u32 {
         let next = self.postings.len() as u32;
         let id = match short_key(tok) {
@@ -195,11 +169,129 @@ impl Corpus {
         id
     }
 
-    /// The id of a token, if it was ever seen.
-    fn id(&self, tok: &str) -> Option<u32> {
-        match short_key(tok) {
-            Some(key) => self.short.get(&key).copied(),
-            None => self.vocab.get(tok).copied(),
+    fn postings(&self, tok: &str) -> &[Posting] {
+        let id = match short_key(tok) {
+            Some(key) => self.short.get(&key),
+            None => self.vocab.get(tok),
+        };
+        id.map_or(&[], |&id| self.postings[id as usize].as_slice())
+    }
+
+    /// Every term with its postings, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (String, &[Posting])> {
+        let long = self.vocab.iter().map(|(t, &id)| (t.to_string(), id));
+        let short = self.short.iter().map(|(&k, &id)| (short_token(k), id));
+        long.chain(short).map(|(t, id)| (t, self.postings[id as usize].as_slice()))
+    }
+}
+
+/// The token a `short_key` stands for.
+fn short_token(key: u64) -> String {
+    let a = char::from_u32((key >> 32) as u32).unwrap_or('\u{fffd}');
+    let b = char::from_u32((key & 0xffff_ffff) as u32).filter(|&c| c != '\0');
+    std::iter::once(a).chain(b).collect()
+}
+
+impl Segment {
+    /// Tokenize `memories` into a segment; document ids start at 0.
+    pub fn build(memories: &[Memory], tokenizer: &Tokenizer) -> Segment {
+        let mut built = Built::default();
+        let mut lengths = Vec::with_capacity(memories.len());
+        let mut counts: TermMap<u32, [u16; FIELDS]> = TermMap::default();
+        for (doc, memory) in memories.iter().enumerate() {
+            counts.clear();
+            let mut len = [0u32; FIELDS];
+            for (f, text) in field_texts(memory).iter().enumerate() {
+                tokenizer.tokens(text, |tok| {
+                    let id = built.intern(tok);
+                    let tf = &mut counts.entry(id).or_insert([0; FIELDS])[f];
+                    *tf = tf.saturating_add(1);
+                    if Kind::of(tok) != Kind::Unigram {
+                        len[f] += 1;
+                    }
+                });
+            }
+            for (&term, &tf) in &counts {
+                built.postings[term as usize].push(Posting { doc: doc as u32, tf });
+            }
+            lengths.push(len);
+        }
+        Segment { terms: Terms::Built(built), lengths }
+    }
+
+    /// Build on every core: one segment per chunk of `memories`.
+    pub fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let chunk = memories.len().div_ceil(threads).max(512);
+        if memories.len() <= chunk {
+            return vec![Segment::build(memories, tokenizer)];
+        }
+        std::thread::scope(|s| {
+            let workers: Vec<_> = memories
+                .chunks(chunk)
+                .map(|part| s.spawn(move || Segment::build(part, tokenizer)))
+                .collect();
+            workers.into_iter().map(|w| w.join().expect("indexing thread")).collect()
+        })
+    }
+
+    fn postings(&self, tok: &str) -> Cow<'_, [Posting]> {
+        match &self.terms {
+            Terms::Built(b) => Cow::Borrowed(b.postings(tok)),
+            Terms::Packed(p) => Cow::Owned(p.postings(tok)),
+        }
+    }
+}
+
+impl Corpus {
+    /// Index `memories`; document ids are their positions in the slice.
+    pub fn build(memories: &[Memory]) -> Corpus {
+        let tokenizer = Tokenizer::new();
+        let segments = Segment::build_parallel(memories, &tokenizer);
+        Corpus::assemble(memories, vec![true; memories.len()], segments)
+    }
+
+    /// Put together segments that cover `memories` in order; `live` marks
+    /// the documents that may be ranked (dead ones are deleted or shadowed).
+    pub fn assemble(memories: &[Memory], live: Vec<bool>, segments: Vec<Segment>) -> Corpus {
+        let tokenizer = Tokenizer::new();
+        let mut lengths = Vec::with_capacity(memories.len());
+        let mut placed = Vec::with_capacity(segments.len());
+        for mut segment in segments {
+            placed.push((
+                lengths.len() as u32,
+                Segment { terms: segment.terms, lengths: Vec::new() },
+            ));
+            lengths.append(&mut segment.lengths);
+        }
+        assert_eq!(lengths.len(), memories.len(), "segments cover every memory");
+        let live_count = live.iter().filter(|l| **l).count();
+        let mut avg = [0f32; FIELDS];
+        for (f, a) in avg.iter_mut().enumerate() {
+            let total: u64 =
+                lengths.iter().zip(&live).filter(|(_, l)| **l).map(|(len, _)| len[f] as u64).sum();
+            *a = (total as f32 / live_count.max(1) as f32).max(1.0);
+        }
+        let triggers = memories
+            .iter()
+            .zip(&live)
+            .map(|(m, live)| {
+                if !live {
+                    return Vec::new();
+                }
+                let list = m.load_when.iter().map(|t| (t.clone(), token_list(&tokenizer, t)));
+                list.filter(|(_, toks)| !toks.is_empty()).collect()
+            })
+            .collect();
+        Corpus {
+            tokenizer,
+            segments: placed,
+            live,
+            live_count,
+            lengths,
+            avg,
+            derived_summary: memories.iter().map(|m| m.summary_derived).collect(),
+            triggers,
         }
     }
 
@@ -210,12 +302,10 @@ impl Corpus {
 
     /// The tokens of `text`, in order.
     pub fn token_list(&self, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        self.tokenizer.tokens(text, |t| out.push(t.to_string()));
-        out
+        token_list(&self.tokenizer, text)
     }
 
-    /// Number of documents.
+    /// Number of documents, dead ones included (ids run from 0 to this).
     pub fn len(&self) -> usize {
         self.lengths.len()
     }
@@ -225,18 +315,27 @@ impl Corpus {
         self.lengths.is_empty()
     }
 
-    /// Field lengths of one document, in tokens other than CJK unigrams
-    /// (they restate the bigrams of the same text).
+    /// Number of documents that may be ranked.
+    pub fn live_len(&self) -> usize {
+        self.live_count
+    }
+
+    /// True when `doc` may be ranked.
+    pub fn is_live(&self, doc: usize) -> bool {
+        self.live[doc]
+    }
+
+    /// Field lengths (in tokens) of one document.
     pub fn lengths(&self, doc: usize) -> &[u32; FIELDS] {
         &self.lengths[doc]
     }
 
-    /// True when the summary of `doc` was taken from its body.
+    /// True when the document's summary was taken from its body.
     pub fn derived_summary(&self, doc: usize) -> bool {
         self.derived_summary[doc]
     }
 
-    /// Average field lengths over the corpus.
+    /// Average field lengths over the live documents.
     pub fn avg_lengths(&self) -> &[f32; FIELDS] {
         &self.avg
     }
@@ -246,8 +345,31 @@ impl Corpus {
         &self.triggers[doc]
     }
 
-    /// The postings of a token, by document; empty when it never occurs.
-    pub fn postings(&self, token: &str) -> &[Posting] {
-        self.id(token).map_or(&[], |id| self.postings[id as usize].as_slice())
+    /// The postings of a token over the live documents, by document.
+    pub fn postings(&self, token: &str) -> Cow<'_, [Posting]> {
+        let all_live = self.live_count == self.live.len();
+        if let [(0, only)] = self.segments.as_slice()
+            && all_live
+        {
+            return only.postings(token);
+        }
+        let mut out = Vec::new();
+        for (first, segment) in &self.segments {
+            for p in segment.postings(token).iter() {
+                let doc = first + p.doc;
+                if self.live[doc as usize] {
+                    out.push(Posting { doc, tf: p.tf });
+                }
+            }
+        }
+        Cow::Owned(out)
     }
 }
+
+fn token_list(tokenizer: &Tokenizer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    tokenizer.tokens(text, |t| out.push(t.to_string()));
+    out
+}
+
+pub use crate::rank::packed::Packed;

@@ -108,7 +108,7 @@ const MAX_TERMS: usize = 256;
 struct Term<'c> {
     token: String,
     idf: f32,
-    postings: &'c [Posting],
+    postings: std::borrow::Cow<'c, [Posting]>,
 }
 
 impl Term<'_> {
@@ -135,14 +135,15 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
         .map(|token| {
             let postings = corpus.postings(&token);
             let df = postings.len() as f32;
-            let idf = scale(params, &token) * (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let live = corpus.live_len() as f32;
+            let idf = scale(params, &token) * (1.0 + (live - df + 0.5) / (df + 0.5)).ln();
             Term { token, idf, postings }
         })
         .collect();
     let mut scores = vec![0f32; n];
     let mut covered = vec![0f32; n];
     for term in &terms {
-        for p in term.postings {
+        for p in term.postings.iter() {
             let d = p.doc as usize;
             scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
             covered[d] += term.idf;
