@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    compile, completions, context, forget, history, hook, init, inspect, list, merge_driver,
-    prompt, recall, remember, trust,
+    clean, compile, completions, context, edit, export, forget, history, hook, init, inspect, lint,
+    list, merge_driver, prompt, recall, remember, stats, trust,
 };
 use crate::context::Options;
 
@@ -79,6 +79,12 @@ pub enum Command {
     Untrust(trust::UntrustArgs),
     Inspect(inspect::Args),
     History(history::Args),
+    Edit(edit::Args),
+    Stats(stats::Args),
+    Export(export::Args),
+    Import(export::ImportArgs),
+    Clean(clean::Args),
+    Lint(lint::Args),
     Prompt(prompt::Args),
     Hook(hook::Args),
     Completions(completions::Args),

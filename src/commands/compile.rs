@@ -94,6 +94,15 @@ pub fn refresh(root: &Root) -> Result<(Vec<String>, Vec<String>)> {
     Ok((changed, notes))
 }
 
+/// The generated files of `root` that `mem compile` would change, and the
+/// notes it would print (broken markers, hand-written indexes).
+pub fn stale(root: &Root) -> Result<(Vec<String>, Vec<NoteReport>)> {
+    let report = compile_root(root, true, false)?;
+    let mut files = report.written;
+    files.extend(report.removed);
+    Ok((files, report.notes))
+}
+
 fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootReport> {
     let scan = scan_root(root);
     let root_md = read_text(&root.dir.join("ROOT.md"))?;

@@ -1,19 +1,24 @@
 //! One module per verb. Each has its clap `Args`, a `run` that does the work
 //! and returns a report, and the report's human rendering.
 
+pub mod clean;
 pub mod compile;
 pub mod completions;
 pub mod context;
+pub mod edit;
+pub mod export;
 pub mod forget;
 pub mod history;
 pub mod hook;
 pub mod init;
 pub mod inspect;
+pub mod lint;
 pub mod list;
 pub mod merge_driver;
 pub mod prompt;
 pub mod recall;
 pub mod remember;
+pub mod stats;
 pub mod trust;
 
 use crate::cli::{Cli, Command};
@@ -40,6 +45,12 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),
         Command::Completions(args) => emit(&ctx, &completions::run(&ctx, args)?),
         Command::Man(args) => emit(&ctx, &completions::man(&ctx, args)?),
+        Command::Stats(args) => emit(&ctx, &stats::run(&ctx, args)?),
+        Command::Export(args) => emit(&ctx, &export::run(&ctx, args)?),
+        Command::Import(args) => emit(&ctx, &export::import(&ctx, args)?),
+        Command::Clean(args) => emit(&ctx, &clean::run(&ctx, args)?),
+        Command::Lint(args) => emit(&ctx, &lint::run(&ctx, args)?),
+        Command::Edit(args) => emit(&ctx, &edit::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
     })

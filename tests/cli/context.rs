@@ -186,5 +186,8 @@ fn consolidate_prompt_has_instructions_and_the_manifest() {
     assert!(text.contains("- `references/deploy-runbook.md` (updated recently):"), "{text}");
     assert!(text.contains("- `rules/deploy-pnpm.md`: "));
     assert!(!text.contains("orm-prisma.md"), "superseded memories are not listed");
-    env.mem(["prompt", "consolidate", "--since", "last week"]).assert().code(2).stderr(contains("--since"));
+    env.mem(["prompt", "consolidate", "--since", "last week"])
+        .assert()
+        .code(2)
+        .stderr(contains("--since"));
 }

@@ -1,5 +1,6 @@
 //! One integration-test binary: every file in this folder is a module here.
 
+mod cache;
 mod compile;
 mod context;
 mod env;
@@ -8,6 +9,8 @@ mod files;
 mod git;
 mod guard;
 mod lifecycle;
+mod maintenance;
+mod readme;
 mod recall;
 mod roots;
 

@@ -1,0 +1,146 @@
+//! `mem edit`: open a memory in `$VISUAL` / `$EDITOR` (a new one starts from
+//! `templates/memory.md`), then check that it still parses, keep the
+//! previous text in `.history/`, and recompile.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::commands::compile::refresh;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::frontmatter::Document;
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::write::{move_file, save_history};
+
+const TEMPLATE: &str = include_str!("../../templates/memory.md");
+
+/// Edit a memory in your editor, then validate and recompile.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem edit decisions/store-format\n  EDITOR=\"code --wait\" mem edit pitfalls/new-trap"
+)]
+pub struct Args {
+    /// The memory, as <category>/<slug> (created from a template if new)
+    pub path: String,
+}
+
+/// What happened.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub path: String,
+    pub file: PathBuf,
+    pub action: &'static str,
+    pub compiled: Vec<String>,
+}
+
+/// Edit.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let rel = RelPath::parse(&args.path)?;
+    let editor = editor()?;
+    let (root, file) = match ctx.locate(&rel)? {
+        Some(found) => found,
+        None => {
+            let root = ctx.write_root()?;
+            (root, rel.under(&root.dir))
+        }
+    };
+    let before = std::fs::read_to_string(&file).ok();
+    // A new memory is drafted beside its final place and moved in only when saved.
+    let draft = match &before {
+        Some(_) => file.clone(),
+        None => {
+            let text =
+                TEMPLATE.replace("{id}", &rel.file()).replace("{now}", &ctx.now_ms.to_string());
+            let draft = file.with_file_name(format!(".{}.draft.md", rel.slug));
+            crate::write::write_atomic(&root.dir, &draft, text.as_bytes())?;
+            draft
+        }
+    };
+    let template = std::fs::read_to_string(&draft).unwrap_or_default();
+    loop {
+        open(&editor, &draft)?;
+        let text = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
+        match Document::parse(&text) {
+            Ok(_) => break,
+            Err(e)
+                if ask(&format!(
+                    "{}:{}: {}. Reopen the editor? [Y/n] ",
+                    file.display(),
+                    e.line,
+                    e.message
+                )) =>
+            {
+                continue;
+            }
+            Err(e) => {
+                return Err(Error::input(format!("{}:{}: {}", draft.display(), e.line, e.message))
+                    .hint("the file was left as you saved it; fix it and run `mem compile`"));
+            }
+        }
+    }
+    let after = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
+    let action = match &before {
+        None if after == template => {
+            let _ = std::fs::remove_file(&draft);
+            "unchanged"
+        }
+        None => {
+            move_file(&root.dir, &draft, &file)?;
+            "created"
+        }
+        Some(old) if *old == after => "unchanged",
+        Some(old) => {
+            save_history(&root.dir, &rel, ctx.now_ms, old.as_bytes())?;
+            "updated"
+        }
+    };
+    let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
+    Ok(Report { path: rel.file(), file, action, compiled })
+}
+
+/// The editor command: `$VISUAL`, else `$EDITOR`, split into words.
+fn editor() -> Result<Vec<String>> {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .ok_or_else(|| {
+            Error::input("no editor: neither VISUAL nor EDITOR is set")
+                .hint("export EDITOR=vi (or nano, \"code --wait\", …)")
+        })
+}
+
+fn open(editor: &[String], file: &Path) -> Result<()> {
+    let status = Command::new(&editor[0]).args(&editor[1..]).arg(file).status().map_err(|e| {
+        Error::input(format!("cannot start the editor `{}`: {e}", editor[0]))
+            .hint("check VISUAL / EDITOR")
+    })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::input(format!("the editor `{}` failed ({status})", editor[0]))
+            .hint("the file was left as it was saved"))
+    }
+}
+
+/// Ask a yes/no question on a terminal; false when not interactive.
+fn ask(question: &str) -> bool {
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    !answer.trim().to_lowercase().starts_with('n')
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        format!("{} {}\n", self.action, style.path(&self.path))
+    }
+}

@@ -1,0 +1,300 @@
+//! `mem export` and `mem import`: every memory with its frontmatter, body
+//! and hit state, as one JSON document (with a schema version) or one
+//! readable Markdown file; and back. Export → import into an empty root →
+//! export gives identical JSON.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::commands::compile::refresh;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::frontmatter::Document;
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::roots::{Root, Scope};
+use crate::scan::walk;
+use crate::state::{self, Hits};
+use crate::write::{save_history, write_atomic};
+
+/// The export format's name and version.
+pub const SCHEMA: &str = "mem-export/1";
+
+/// Export every memory of the selected roots.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem export > memory.json\n  mem export --format markdown --output memory.md\n  mem --global export --output global.json"
+)]
+pub struct Args {
+    /// json (one document, for import) or markdown (one readable file)
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Write to this file instead of stdout
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Json,
+    Markdown,
+}
+
+/// Bring back memories from `mem export`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem import memory.json --dry-run\n  mem import memory.json --into global\n  mem import memory.json --overwrite"
+)]
+pub struct ImportArgs {
+    /// A file written by `mem export`
+    pub file: PathBuf,
+    /// The root to import into (default: the project root when there is one)
+    #[arg(long, value_enum)]
+    pub into: Option<Into>,
+    /// Show what would happen; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Replace live files that differ (their previous text goes to .history/)
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// Import targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Into {
+    Global,
+    Project,
+}
+
+/// The export document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Export {
+    pub schema: String,
+    pub memories: Vec<Exported>,
+}
+
+/// One exported memory.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exported {
+    pub root: Scope,
+    pub path: String,
+    pub frontmatter: serde_json::Map<String, serde_json::Value>,
+    pub body: String,
+    pub hits: Option<Hits>,
+}
+
+/// What export produced.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub export: Export,
+    #[serde(skip)]
+    text: String,
+    #[serde(skip)]
+    written: Option<PathBuf>,
+    #[serde(skip)]
+    warnings: Vec<String>,
+}
+
+/// Export.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let mut memories = Vec::new();
+    let mut warnings = Vec::new();
+    for root in ctx.read_roots()? {
+        let hits = state::load(&root.dir).0.hits;
+        let (files, problems) = walk(root);
+        warnings.extend(problems.iter().map(ToString::to_string));
+        for f in files {
+            match read_doc(&f.path) {
+                Ok(doc) => memories.push(Exported {
+                    root: root.scope,
+                    path: f.rel.file(),
+                    frontmatter: to_json(&doc.meta),
+                    body: doc.body,
+                    hits: hits.get(&f.rel.file()).copied(),
+                }),
+                Err(e) => warnings.push(format!("{e} (not exported)")),
+            }
+        }
+    }
+    let export = Export { schema: SCHEMA.into(), memories };
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&export).unwrap_or_default() + "\n",
+        Format::Markdown => markdown(&export),
+    };
+    let written = match &args.output {
+        Some(path) => {
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let target = dir
+                .join(path.file_name().ok_or_else(|| Error::input("--output needs a file name"))?);
+            write_atomic(dir, &target, text.as_bytes())?;
+            Some(target)
+        }
+        None => None,
+    };
+    Ok(Report { export, text, written, warnings })
+}
+
+fn read_doc(path: &Path) -> Result<Document> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Document::parse(&text)
+        .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))
+}
+
+fn to_json(meta: &yaml_serde::Mapping) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(meta) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn markdown(export: &Export) -> String {
+    let mut out = format!("# Memory export\n\n{} memories.\n", export.memories.len());
+    for m in &export.memories {
+        let yaml = yaml_serde::to_string(&m.frontmatter).unwrap_or_default();
+        let hits = m.hits.map_or("never recalled".into(), |h| format!("{} hits", h.count));
+        out.push_str(&format!(
+            "\n## {} ({}, {hits})\n\n```yaml\n{yaml}```\n\n{}",
+            m.path,
+            m.root.name(),
+            m.body
+        ));
+        if !m.body.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, _style: &Style) -> String {
+        match &self.written {
+            Some(path) => {
+                format!("exported {} memories to {}\n", self.export.memories.len(), path.display())
+            }
+            None => self.text.clone(),
+        }
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+/// What import did (or would do) to each memory.
+#[derive(Debug, Serialize)]
+pub struct ImportReport {
+    pub root: PathBuf,
+    pub dry_run: bool,
+    /// path → created, updated, unchanged
+    pub actions: BTreeMap<String, &'static str>,
+    pub compiled: Vec<String>,
+}
+
+/// Import.
+pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
+    let text = std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?;
+    let export: Export = serde_json::from_str(&text).map_err(|e| {
+        Error::input(format!("{}: not a mem export: {e}", args.file.display()))
+            .hint("create one with `mem export`")
+    })?;
+    if export.schema != SCHEMA {
+        return Err(Error::input(format!(
+            "{}: schema `{}` is not {SCHEMA}",
+            args.file.display(),
+            export.schema
+        ))
+        .hint("export it again with this version of mem"));
+    }
+    let root = target(ctx, args.into)?;
+    let mut plan = Vec::new();
+    let mut conflicts = Vec::new();
+    for m in &export.memories {
+        let rel = RelPath::parse(&m.path)
+            .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
+        let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
+        let new = doc.render();
+        let file = rel.under(&root.dir);
+        let action = match std::fs::read_to_string(&file) {
+            Ok(old) if old == new => "unchanged",
+            Ok(_) if !args.overwrite => {
+                conflicts.push(rel.file());
+                "conflict"
+            }
+            Ok(_) => "updated",
+            Err(_) => "created",
+        };
+        plan.push((rel, new, action, m.hits));
+    }
+    if !conflicts.is_empty() {
+        return Err(Error::input(format!(
+            "{} live file(s) differ from the export: {}",
+            conflicts.len(),
+            conflicts.join(", ")
+        ))
+        .hint("pass --overwrite to replace them (their text is kept in .history/), or import elsewhere"));
+    }
+    let actions = plan.iter().map(|(rel, _, action, _)| (rel.file(), *action)).collect();
+    let mut compiled = Vec::new();
+    if !args.dry_run {
+        for (rel, new, action, _) in &plan {
+            let file = rel.under(&root.dir);
+            if *action == "updated" {
+                let old = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
+                save_history(&root.dir, rel, ctx.now_ms, &old)?;
+            }
+            if *action != "unchanged" {
+                write_atomic(&root.dir, &file, new.as_bytes())?;
+            }
+        }
+        state::update(&root.dir, ctx.now_ms, |s| {
+            for (rel, _, _, hits) in &plan {
+                if let Some(h) = hits {
+                    s.hits.insert(rel.file(), *h);
+                }
+            }
+        })?;
+        compiled = refresh(root)?.0;
+    }
+    Ok(ImportReport { root: root.dir.clone(), dry_run: args.dry_run, actions, compiled })
+}
+
+fn target(ctx: &Context, into: Option<Into>) -> Result<&Root> {
+    let root = match into {
+        None => return ctx.write_root(),
+        Some(Into::Global) => &ctx.roots.global,
+        Some(Into::Project) => ctx
+            .roots
+            .project
+            .as_ref()
+            .ok_or_else(|| Error::input("no project root here").hint("run `mem init` first"))?,
+    };
+    if !root.exists() {
+        return Err(Error::input(format!("{} is not a memory root yet", root.dir.display()))
+            .hint("create it with `mem init` (or `mem init --global`)"));
+    }
+    Ok(root)
+}
+
+fn to_yaml(map: &serde_json::Map<String, serde_json::Value>) -> Result<yaml_serde::Mapping> {
+    match yaml_serde::to_value(map) {
+        Ok(yaml_serde::Value::Mapping(m)) => Ok(m),
+        _ => Err(Error::input("a memory's frontmatter is not a map of keys")),
+    }
+}
+
+impl crate::output::Report for ImportReport {
+    fn human(&self, style: &Style) -> String {
+        let verb = if self.dry_run { "would import into" } else { "imported into" };
+        let mut out = format!("{verb} {}\n", self.root.display());
+        for (path, action) in &self.actions {
+            out.push_str(&format!("  {action:<9} {}\n", style.path(path)));
+        }
+        out
+    }
+}

@@ -1,0 +1,373 @@
+//! `mem lint`: every problem a careful reviewer would flag, each with the
+//! file, the line where it applies, and the fix. Exit 1 when there are
+//! problems, so it can gate CI.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::commands::compile::stale;
+use crate::commands::remember::DEFAULT_BUDGET;
+use crate::commands::stats::max_entries;
+use crate::context::Context;
+use crate::error::Result;
+use crate::frontmatter::Document;
+use crate::guard::{DUPLICATE_THRESHOLD, bigrams, estimate_tokens, jaccard, secrets};
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::roots::Root;
+use crate::scan::walk;
+
+/// The frontmatter keys `mem` reads.
+pub const KNOWN_KEYS: &[&str] = &[
+    "id",
+    "title",
+    "kind",
+    "summary",
+    "highlight",
+    "created",
+    "updated",
+    "load_when",
+    "pinned",
+    "tags",
+    "role",
+    "paths",
+    "supersedes",
+    "superseded_by",
+];
+
+/// Check the memory roots for problems.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem lint\n  mem lint --json      (exit 1 when there are problems: use it in CI)"
+)]
+pub struct Args {}
+
+/// One problem.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub problem: String,
+    pub fix: String,
+}
+
+/// All problems.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+}
+
+/// One file as lint reads it.
+struct Read {
+    file: PathBuf,
+    text: String,
+    memory: Memory,
+}
+
+/// Lint every selected root.
+pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+    let mut findings = Vec::new();
+    for root in ctx.read_roots()? {
+        lint_root(root, &mut findings)?;
+    }
+    findings.sort_by(|a, b| {
+        a.file.cmp(&b.file).then(a.line.cmp(&b.line)).then_with(|| a.problem.cmp(&b.problem))
+    });
+    Ok(Report { findings })
+}
+
+fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
+    let (files, problems) = walk(root);
+    for p in problems {
+        out.push(Finding {
+            file: p.path,
+            line: p.line,
+            problem: p.message,
+            fix: "move or rename it to <category>/<slug>.md".into(),
+        });
+    }
+    let mut read = Vec::new();
+    for f in &files {
+        let Some(r) = read_one(root, f, out) else { continue };
+        read.push(r);
+    }
+    links(&read, out);
+    duplicates(&read, out);
+    shared_triggers(&read, out);
+    let (stale_files, notes) = stale(root)?;
+    for path in stale_files {
+        out.push(Finding {
+            file: root.dir.join(&path),
+            line: None,
+            problem: "generated text is stale".into(),
+            fix: "run `mem compile`".into(),
+        });
+    }
+    for n in notes.into_iter().filter(|n| n.error) {
+        out.push(Finding {
+            file: root.dir.join(&n.path),
+            line: n.line,
+            problem: n.message,
+            fix: "repair the markers by hand".into(),
+        });
+    }
+    let resident: usize = read
+        .iter()
+        .map(|r| &r.memory)
+        .filter(|m| !m.is_superseded() && (m.pinned || m.kind == "rule"))
+        .map(|m| estimate_tokens(&format!("{}\n{}", m.title, m.body)))
+        .sum();
+    if resident > DEFAULT_BUDGET {
+        out.push(Finding {
+            file: root.dir.clone(),
+            line: None,
+            problem: format!("rules and pinned memories take about {resident} tokens, over the {DEFAULT_BUDGET}-token budget"),
+            fix: "shorten them, move detail out of rules/, or unpin some".into(),
+        });
+    }
+    let max = max_entries();
+    if read.len() > max {
+        out.push(Finding {
+            file: root.dir.clone(),
+            line: None,
+            problem: format!("{} memories, over MEM_MAX_ENTRIES={max}", read.len()),
+            fix: "review `mem clean` candidates".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Parse one file and check what can be checked on it alone.
+fn read_one(root: &Root, f: &crate::scan::FileEntry, out: &mut Vec<Finding>) -> Option<Read> {
+    let finding = |line, problem: String, fix: &str| Finding {
+        file: f.path.clone(),
+        line,
+        problem,
+        fix: fix.into(),
+    };
+    let Ok(text) = std::fs::read_to_string(&f.path) else {
+        out.push(finding(None, "not readable as UTF-8".into(), "save it as UTF-8"));
+        return None;
+    };
+    let doc = match Document::parse(&text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            out.push(finding(Some(e.line), e.message, "fix the frontmatter by hand"));
+            return None;
+        }
+    };
+    let (memory, fields) = Memory::from_document(f.rel.clone(), root.scope, &doc, 0);
+    for message in fields {
+        let key = message.split('`').nth(1).unwrap_or("");
+        out.push(finding(key_line(&text, key), message, "correct the value"));
+    }
+    for key in doc.meta.keys().filter_map(|k| k.as_str()) {
+        if let Some(known) = typo_of(key) {
+            out.push(finding(
+                key_line(&text, key),
+                format!("unknown key `{key}`"),
+                &format!("did you mean `{known}`?"),
+            ));
+        }
+    }
+    for s in secrets::scan(&text) {
+        out.push(finding(
+            Some(s.line),
+            format!("looks like {}", s.what),
+            "remove it; say where the secret lives instead",
+        ));
+    }
+    Some(Read { file: f.path.clone(), text, memory })
+}
+
+/// The known key an unknown one is probably a misspelling of.
+pub fn typo_of(key: &str) -> Option<&'static str> {
+    if KNOWN_KEYS.contains(&key) {
+        return None;
+    }
+    let norm = |s: &str| s.to_lowercase().replace(['-', '_', ' '], "");
+    let k = norm(key);
+    KNOWN_KEYS.iter().copied().find(|known| {
+        let n = norm(known);
+        n == k || (n.len() >= 4 && distance(&n, &k) <= if n.len() >= 8 { 2 } else { 1 })
+    })
+}
+
+/// Levenshtein distance.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The 1-based line of `key:` in the frontmatter.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    if key.is_empty() {
+        return None;
+    }
+    text.lines()
+        .position(|l| l.trim_start_matches('\u{feff}').starts_with(&format!("{key}:")))
+        .map(|i| i + 1)
+}
+
+/// `supersedes` / `superseded_by` that point at nothing, do not point back,
+/// or go round in a cycle.
+fn links(read: &[Read], out: &mut Vec<Finding>) {
+    let by_path: HashMap<String, &Read> = read.iter().map(|r| (r.memory.file(), r)).collect();
+    for r in read {
+        let m = &r.memory;
+        let pairs = [
+            ("supersedes", &m.supersedes, "superseded_by"),
+            ("superseded_by", &m.superseded_by, "supersedes"),
+        ];
+        for (key, target, back) in pairs {
+            let Some(target) = target else { continue };
+            let line = key_line(&r.text, key);
+            match by_path.get(target) {
+                None => out.push(Finding {
+                    file: r.file.clone(),
+                    line,
+                    problem: format!("`{key}` points at {target}, which does not exist"),
+                    fix: "correct the path, or remove the key".into(),
+                }),
+                Some(other) => {
+                    let theirs = if back == "supersedes" {
+                        &other.memory.supersedes
+                    } else {
+                        &other.memory.superseded_by
+                    };
+                    if theirs.as_deref() != Some(m.file().as_str()) {
+                        out.push(Finding {
+                            file: r.file.clone(),
+                            line,
+                            problem: format!(
+                                "`{key}: {target}` but {target} has no `{back}: {}`",
+                                m.file()
+                            ),
+                            fix: format!("add `{back}: {}` to {target}", m.file()),
+                        });
+                    }
+                }
+            }
+        }
+        let mut seen = HashSet::from([m.file()]);
+        let mut at = m.superseded_by.clone();
+        while let Some(next) = at {
+            if !seen.insert(next.clone()) {
+                if next == m.file() {
+                    out.push(Finding {
+                        file: r.file.clone(),
+                        line: key_line(&r.text, "superseded_by"),
+                        problem: "the supersede chain comes back to this memory (a cycle)".into(),
+                        fix: "break the cycle: the newest memory must not be superseded".into(),
+                    });
+                }
+                break;
+            }
+            at = by_path.get(&next).and_then(|o| o.memory.superseded_by.clone());
+        }
+    }
+}
+
+/// Pairs of live memories whose text is nearly the same.
+fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
+    let live: Vec<(&Read, HashSet<(char, char)>)> = read
+        .iter()
+        .filter(|r| !r.memory.is_superseded())
+        .map(|r| {
+            (r, bigrams(&format!("{}\n{}\n{}", r.memory.title, r.memory.summary, r.memory.body)))
+        })
+        .collect();
+    for (i, (a, sa)) in live.iter().enumerate() {
+        for (b, sb) in &live[i + 1..] {
+            let (small, large) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
+            if large == 0 || (small as f64) < DUPLICATE_THRESHOLD * large as f64 {
+                continue;
+            }
+            let score = jaccard(sa, sb);
+            if score >= DUPLICATE_THRESHOLD {
+                out.push(Finding {
+                    file: a.file.clone(),
+                    line: None,
+                    problem: format!(
+                        "nearly the same as {} (similarity {score:.2})",
+                        b.memory.file()
+                    ),
+                    fix: "merge them, or mark the older one with `--supersedes`".into(),
+                });
+            }
+        }
+    }
+}
+
+/// `load_when` triggers that several memories claim.
+fn shared_triggers(read: &[Read], out: &mut Vec<Finding>) {
+    let mut by_trigger: BTreeMap<String, Vec<&Read>> = BTreeMap::new();
+    for r in read.iter().filter(|r| !r.memory.is_superseded()) {
+        for t in &r.memory.load_when {
+            by_trigger.entry(t.to_lowercase()).or_default().push(r);
+        }
+    }
+    for (trigger, owners) in by_trigger.into_iter().filter(|(_, o)| o.len() > 1) {
+        let names: Vec<String> = owners.iter().map(|r| r.memory.file()).collect();
+        for r in owners {
+            out.push(Finding {
+                file: r.file.clone(),
+                line: key_line(&r.text, "load_when"),
+                problem: format!("trigger `{trigger}` is shared by {}", names.join(", ")),
+                fix: "make each trigger specific to one memory".into(),
+            });
+        }
+    }
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        if self.findings.is_empty() {
+            return "no problems\n".into();
+        }
+        let mut out = String::new();
+        for f in &self.findings {
+            let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+            out.push_str(&format!(
+                "{}{line}: {}\n  fix: {}\n",
+                style.path(&f.file.display().to_string()),
+                f.problem,
+                f.fix
+            ));
+        }
+        out.push_str(&format!("{} problem(s)\n", self.findings.len()));
+        out
+    }
+
+    fn exit_code(&self) -> i32 {
+        i32::from(!self.findings.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_of_known_keys() {
+        assert_eq!(typo_of("load-when"), Some("load_when"));
+        assert_eq!(typo_of("loadWhen"), Some("load_when"));
+        assert_eq!(typo_of("sumary"), Some("summary"));
+        assert_eq!(typo_of("superseeded_by"), Some("superseded_by"));
+        assert_eq!(typo_of("summary"), None);
+        assert_eq!(typo_of("owner"), None);
+        assert_eq!(typo_of("ticket"), None);
+    }
+}

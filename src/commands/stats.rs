@@ -1,0 +1,255 @@
+//! `mem stats`: what each root holds — by category, kind and language,
+//! pinned, superseded and shadowed memories, hits, ages, bytes, and the
+//! always-resident size against the context budget.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::commands::remember::DEFAULT_BUDGET;
+use crate::context::Context;
+use crate::error::Result;
+use crate::guard::estimate_tokens;
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::rank::tokenize::is_cjk;
+use crate::roots::Scope;
+use crate::scan::{load_files, walk};
+use crate::state;
+
+/// Default number of memories per root before `stats` and `lint` warn.
+pub const DEFAULT_MAX_ENTRIES: usize = 500;
+
+/// Show what the memory roots hold.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem stats\n  mem stats --json\n  MEM_MAX_ENTRIES=2000 mem stats"
+)]
+pub struct Args {}
+
+/// Language of a memory's text.
+#[derive(Debug, Default, Serialize)]
+pub struct Languages {
+    pub zh: usize,
+    pub en: usize,
+    pub mixed: usize,
+}
+
+/// Hit counts of a root.
+#[derive(Debug, Default, Serialize)]
+pub struct HitStats {
+    pub total: u64,
+    pub never_hit: usize,
+    pub top: Vec<(String, u64)>,
+}
+
+/// One root's figures.
+#[derive(Debug, Serialize)]
+pub struct RootStats {
+    pub scope: Scope,
+    pub dir: PathBuf,
+    pub memories: usize,
+    pub by_category: BTreeMap<String, usize>,
+    pub by_kind: BTreeMap<String, usize>,
+    pub languages: Languages,
+    pub pinned: usize,
+    pub superseded: usize,
+    pub shadowed: usize,
+    pub hits: HitStats,
+    /// (path, updated) of the least and most recently updated memory.
+    pub oldest: Option<(String, i64)>,
+    pub newest: Option<(String, i64)>,
+    pub bytes: u64,
+    pub resident_tokens: usize,
+    pub budget: usize,
+    pub max_entries: usize,
+}
+
+/// All roots.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub roots: Vec<RootStats>,
+    pub warnings: Vec<String>,
+}
+
+/// The language of a text: `zh` (CJK, no Latin word), `en` (no CJK) or `mixed`.
+pub fn language(text: &str) -> &'static str {
+    let cjk = text.chars().any(is_cjk);
+    let latin_word = text.split(|c: char| !c.is_ascii_alphabetic()).any(|w| w.len() >= 2);
+    match (cjk, latin_word) {
+        (false, _) => "en",
+        (true, false) => "zh",
+        (true, true) => "mixed",
+    }
+}
+
+/// Memories per root before a warning, from `$MEM_MAX_ENTRIES`.
+pub fn max_entries() -> usize {
+    std::env::var("MEM_MAX_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_ENTRIES)
+}
+
+/// Gather the figures.
+pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+    let max = max_entries();
+    let mut roots = Vec::new();
+    let mut project_paths: HashSet<String> = HashSet::new();
+    let mut warnings = Vec::new();
+    for root in ctx.read_roots()? {
+        let (files, _) = walk(root);
+        let memories = load_files(root.scope, &files).memories;
+        let bytes = files.iter().map(|f| f.size).sum();
+        let shadowed = match root.scope {
+            Scope::Project => {
+                project_paths.extend(memories.iter().map(Memory::file));
+                0
+            }
+            Scope::Global => memories.iter().filter(|m| project_paths.contains(&m.file())).count(),
+        };
+        let stats = root_stats(root.scope, root.dir.clone(), &memories, bytes, shadowed, max);
+        if stats.memories > max {
+            warnings.push(format!(
+                "the {} root holds {} memories, over MEM_MAX_ENTRIES={max}: run `mem clean` to list eviction candidates",
+                root.scope.name(),
+                stats.memories
+            ));
+        }
+        if stats.resident_tokens > DEFAULT_BUDGET {
+            warnings.push(format!(
+                "the always-resident memories of the {} root take about {} tokens, over the {DEFAULT_BUDGET}-token budget",
+                root.scope.name(),
+                stats.resident_tokens
+            ));
+        }
+        roots.push(stats);
+    }
+    Ok(Report { roots, warnings })
+}
+
+fn root_stats(
+    scope: Scope,
+    dir: PathBuf,
+    memories: &[Memory],
+    bytes: u64,
+    shadowed: usize,
+    max: usize,
+) -> RootStats {
+    let hits_state = state::load(&dir).0;
+    let mut s = RootStats {
+        scope,
+        dir,
+        memories: memories.len(),
+        by_category: BTreeMap::new(),
+        by_kind: BTreeMap::new(),
+        languages: Languages::default(),
+        pinned: 0,
+        superseded: 0,
+        shadowed,
+        hits: HitStats::default(),
+        oldest: None,
+        newest: None,
+        bytes,
+        resident_tokens: 0,
+        budget: DEFAULT_BUDGET,
+        max_entries: max,
+    };
+    let mut top = Vec::new();
+    for m in memories {
+        *s.by_category.entry(m.path.category.clone()).or_default() += 1;
+        *s.by_kind.entry(m.kind.clone()).or_default() += 1;
+        match language(&format!("{} {} {}", m.title, m.summary, m.body)) {
+            "zh" => s.languages.zh += 1,
+            "en" => s.languages.en += 1,
+            _ => s.languages.mixed += 1,
+        }
+        s.pinned += usize::from(m.pinned);
+        s.superseded += usize::from(m.is_superseded());
+        let count = hits_state.hits.get(&m.file()).map_or(0, |h| h.count);
+        s.hits.total += count;
+        if count == 0 {
+            s.hits.never_hit += 1;
+        } else {
+            top.push((m.file(), count));
+        }
+        if s.oldest.as_ref().is_none_or(|(_, t)| m.updated < *t) {
+            s.oldest = Some((m.file(), m.updated));
+        }
+        if s.newest.as_ref().is_none_or(|(_, t)| m.updated > *t) {
+            s.newest = Some((m.file(), m.updated));
+        }
+        if !m.is_superseded() && (m.pinned || m.kind == "rule") {
+            s.resident_tokens += estimate_tokens(&format!("{}\n{}", m.title, m.body));
+        }
+    }
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(10);
+    s.hits.top = top;
+    s
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        let mut out = String::new();
+        for r in &self.roots {
+            out.push_str(&format!("{} {}\n", style.bold(r.scope.name()), r.dir.display()));
+            out.push_str(&format!(
+                "  memories   {} ({} pinned, {} superseded, {} shadowed), {} KiB\n",
+                r.memories,
+                r.pinned,
+                r.superseded,
+                r.shadowed,
+                r.bytes.div_ceil(1024)
+            ));
+            let join = |m: &BTreeMap<String, usize>| {
+                m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+            };
+            out.push_str(&format!("  categories {}\n", join(&r.by_category)));
+            out.push_str(&format!("  kinds      {}\n", join(&r.by_kind)));
+            out.push_str(&format!(
+                "  languages  zh {}, en {}, mixed {}\n",
+                r.languages.zh, r.languages.en, r.languages.mixed
+            ));
+            out.push_str(&format!(
+                "  hits       {} in all, {} never hit\n",
+                r.hits.total, r.hits.never_hit
+            ));
+            for (path, n) in &r.hits.top {
+                out.push_str(&format!("    {n:>5}  {}\n", style.path(path)));
+            }
+            if let (Some(old), Some(new)) = (&r.oldest, &r.newest) {
+                out.push_str(&format!(
+                    "  oldest     {} ({})\n  newest     {} ({})\n",
+                    old.0, old.1, new.0, new.1
+                ));
+            }
+            out.push_str(&format!(
+                "  resident   ~{} of {} tokens (rules and pinned)\n",
+                r.resident_tokens, r.budget
+            ));
+        }
+        if self.roots.is_empty() {
+            out.push_str("no memory roots yet: run `mem init`\n");
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages() {
+        assert_eq!(language("部署脚本"), "zh");
+        assert_eq!(language("deploy script"), "en");
+        assert_eq!(language("部署脚本用 pnpm"), "mixed");
+        assert_eq!(language("部署 v2 K"), "zh");
+    }
+}

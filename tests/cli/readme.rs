@@ -1,0 +1,167 @@
+//! The README stays true: its first commands, its config snippets (they
+//! parse, and the commands in them run), and every `mem` verb it shows.
+
+use std::path::Path;
+
+use crate::env::Env;
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// Fenced code blocks: (language, text).
+fn blocks(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(lang)) => current = Some((lang.trim().to_string(), String::new())),
+            (Some(_), Some(_)) => out.extend(current.take()),
+            (Some((_, body)), None) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn opens_with_a_demo_command_and_the_test_command() {
+    let all = blocks(&readme());
+    let (lang, first) = &all[0];
+    assert_eq!(lang, "sh");
+    let lines: Vec<&str> = first.lines().collect();
+    assert!(
+        lines[0].starts_with("cargo run --release -- --project fixtures/demo recall"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("cargo test --locked"), "{}", lines[1]);
+    let ci =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
+    assert!(ci.contains("cargo test --locked"), ".ci/run runs the README's test command");
+}
+
+#[test]
+fn the_demo_command_works() {
+    let env = Env::with_fixture("demo");
+    let first = &blocks(&readme())[0].1;
+    let args: Vec<&str> =
+        first.lines().next().unwrap().split('#').next().unwrap().split_whitespace().collect();
+    let mem_args = &args[args.iter().position(|a| *a == "--").unwrap() + 1..];
+    let mem_args: Vec<String> =
+        mem_args
+            .iter()
+            .map(|a| {
+                if *a == "fixtures/demo" { env.work().display().to_string() } else { a.to_string() }
+            })
+            .collect();
+    let text = env.stdout(&mem_args);
+    assert!(text.contains("rules/deploy-pnpm.md"), "{text}");
+}
+
+#[test]
+fn every_json_snippet_parses_and_its_commands_run() {
+    let env = Env::with_fixture("demo");
+    let mut commands = Vec::new();
+    let mut json_blocks = 0;
+    for (lang, body) in blocks(&readme()) {
+        if lang != "json" {
+            continue;
+        }
+        json_blocks += 1;
+        let v: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}\n{body}"));
+        collect_commands(&v, &mut commands);
+    }
+    assert!(json_blocks >= 4);
+    assert!(commands.len() >= 5, "{commands:?}");
+    for command in commands {
+        let args: Vec<&str> = command.iter().map(String::as_str).collect();
+        assert_eq!(args[0], "mem", "{args:?}");
+        if args[1] == "mcp" {
+            env.mem(["mcp", "--help"]).assert().success();
+            continue;
+        }
+        let out = env
+            .mem(&args[1..])
+            .write_stdin(r#"{"session_id":"s","prompt":"how do we deploy?"}"#)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("# Memory"));
+    }
+}
+
+/// Hook `command` strings and MCP `command` + `args` entries, as argv.
+fn collect_commands(v: &serde_json::Value, out: &mut Vec<Vec<String>>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            match (map.get("command"), map.get("args")) {
+                (Some(serde_json::Value::String(c)), Some(serde_json::Value::Array(a))) => {
+                    let mut argv = vec![c.clone()];
+                    argv.extend(a.iter().filter_map(|x| x.as_str().map(str::to_string)));
+                    out.push(argv);
+                }
+                (Some(serde_json::Value::String(c)), None) => {
+                    out.push(c.split_whitespace().map(str::to_string).collect());
+                }
+                (Some(serde_json::Value::Array(a)), _) => {
+                    out.push(a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect());
+                }
+                _ => {}
+            }
+            for value in map.values() {
+                collect_commands(value, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_commands(i, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_toml_snippet_is_well_formed() {
+    let mut seen = 0;
+    for (lang, body) in blocks(&readme()) {
+        if lang != "toml" {
+            continue;
+        }
+        seen += 1;
+        for line in body.lines().filter(|l| !l.trim().is_empty()) {
+            if line.starts_with('[') {
+                assert!(line.ends_with(']'), "{line}");
+                continue;
+            }
+            let (key, value) =
+                line.split_once(" = ").unwrap_or_else(|| panic!("not `key = value`: {line}"));
+            assert!(key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{key}");
+            serde_json::from_str::<serde_json::Value>(value)
+                .unwrap_or_else(|e| panic!("{line}: {e}"));
+        }
+    }
+    assert_eq!(seen, 1);
+}
+
+#[test]
+fn every_verb_the_readme_shows_exists() {
+    let env = Env::new();
+    let mut verbs = std::collections::BTreeSet::new();
+    for (lang, body) in blocks(&readme()) {
+        if lang != "sh" {
+            continue;
+        }
+        for line in body.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if words.first() == Some(&"mem") && words.len() > 1 && !words[1].starts_with('-') {
+                verbs.insert(words[1].to_string());
+            }
+        }
+    }
+    assert!(verbs.len() >= 10, "{verbs:?}");
+    for verb in verbs {
+        env.mem([verb.as_str(), "--help"]).assert().success();
+    }
+}
