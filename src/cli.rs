@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    compile, context, forget, history, hook, init, inspect, list, merge_driver, recall, remember,
-    trust,
+    compile, context, forget, history, hook, init, inspect, list, mcp, merge_driver, recall,
+    remember, trust,
 };
 use crate::context::Options;
 
@@ -20,6 +20,7 @@ Examples:
   mem inspect decisions/store-format
   mem forget facts/old-node-version && mem restore facts/old-node-version
   mem --project fixtures/demo list --json
+  mem mcp                                   serve the memory tools to an MCP client (stdio)
 
 Roots: the project root is .memory/ in the nearest ancestor holding .memory/ROOT.md
 (or --project DIR, $MEM_PROJECT_DIR); the global root is $MEM_GLOBAL_DIR, else
@@ -80,6 +81,7 @@ pub enum Command {
     Inspect(inspect::Args),
     History(history::Args),
     Hook(hook::Args),
+    Mcp(mcp::Args),
     #[command(hide = true)]
     MergeDriver(merge_driver::Args),
 }

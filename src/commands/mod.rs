@@ -9,6 +9,7 @@ pub mod hook;
 pub mod init;
 pub mod inspect;
 pub mod list;
+pub mod mcp;
 pub mod merge_driver;
 pub mod recall;
 pub mod remember;
@@ -37,5 +38,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
+        Command::Mcp(args) => mcp::run(&cli.global.options(), args).map(|()| 0)?,
     })
 }
