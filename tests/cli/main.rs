@@ -8,6 +8,7 @@ mod files;
 mod git;
 mod guard;
 mod lifecycle;
+mod mcp;
 mod recall;
 mod roots;
 
