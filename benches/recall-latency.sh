@@ -65,7 +65,7 @@ for count in $COUNTS; do
     # rg is pointed at .memory itself (rg skips hidden folders it walks into,
     # not the ones it is given); check it sees every file that has the word.
     rg_files=$(rg -F -c -- "$q" "$dir/.memory" | wc -l)
-    grep_files=$(grep -rlF -- "$q" "$dir/.memory" | wc -l)
+    grep_files=$(grep -rlF --include="*.md" --exclude-dir=.cache --exclude-dir=.trash --exclude-dir=.history -- "$q" "$dir/.memory" | wc -l)
     if [ "$rg_files" -ne "$grep_files" ]; then
       echo "recall-latency: rg counts $rg_files files with '$q', grep -r counts $grep_files" >&2
       exit 1

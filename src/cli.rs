@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
     clean, compile, completions, context, edit, export, forget, history, hook, init, inspect, lint,
-    list, merge_driver, prompt, recall, remember, stats, trust,
+    list, mcp, merge_driver, prompt, recall, remember, stats, trust,
 };
 use crate::context::Options;
 
@@ -20,6 +20,7 @@ Examples:
   mem inspect decisions/store-format
   mem forget facts/old-node-version && mem restore facts/old-node-version
   mem --project fixtures/demo list --json
+  mem mcp                                   serve the memory tools to an MCP client (stdio)
 
 Roots: the project root is .memory/ in the nearest ancestor holding .memory/ROOT.md
 (or --project DIR, $MEM_PROJECT_DIR); the global root is $MEM_GLOBAL_DIR, else
@@ -67,26 +68,27 @@ impl GlobalArgs {
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    Init(init::Args),
     Recall(recall::Args),
     Remember(remember::Args),
-    Forget(forget::Args),
-    Restore(forget::RestoreArgs),
     List(list::Args),
-    Compile(compile::Args),
-    Context(context::Args),
-    Trust(trust::Args),
-    Untrust(trust::UntrustArgs),
     Inspect(inspect::Args),
     History(history::Args),
     Edit(edit::Args),
+    Forget(forget::Args),
+    Restore(forget::RestoreArgs),
+    Context(context::Args),
+    Mcp(mcp::Args),
+    Prompt(prompt::Args),
+    Trust(trust::Args),
+    Untrust(trust::UntrustArgs),
+    Compile(compile::Args),
+    Hook(hook::Args),
+    Init(init::Args),
     Stats(stats::Args),
+    Lint(lint::Args),
+    Clean(clean::Args),
     Export(export::Args),
     Import(export::ImportArgs),
-    Clean(clean::Args),
-    Lint(lint::Args),
-    Prompt(prompt::Args),
-    Hook(hook::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
     #[command(hide = true)]

@@ -14,6 +14,7 @@ pub mod init;
 pub mod inspect;
 pub mod lint;
 pub mod list;
+pub mod mcp;
 pub mod merge_driver;
 pub mod prompt;
 pub mod recall;
@@ -53,5 +54,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Edit(args) => emit(&ctx, &edit::run(&ctx, args)?),
         Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
         Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
+        Command::Mcp(args) => mcp::run(&cli.global.options(), args).map(|()| 0)?,
     })
 }

@@ -10,6 +10,7 @@ mod git;
 mod guard;
 mod lifecycle;
 mod maintenance;
+mod mcp;
 mod readme;
 mod recall;
 mod roots;

@@ -1,0 +1,269 @@
+//! `mem mcp`: a Model Context Protocol server on stdin/stdout. Its four tools
+//! build the same `Args` the CLI builds and return the same reports, as JSON.
+//!
+//! Tokio and rmcp stay inside this module; the engine is synchronous and each
+//! call runs to completion. stdout carries JSON-RPC only: notes go to stderr.
+//! The context is resolved again per call, so the clock and the roots are fresh.
+
+use std::io::IsTerminal;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use tracing_subscriber::filter::LevelFilter;
+
+use crate::commands::{forget, inspect, recall, remember};
+use crate::context::{Context, Options};
+// `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
+use crate::error::{self, Error};
+use crate::output::Report;
+use crate::roots::Scope;
+use crate::trust;
+
+const INSTRUCTIONS: &str = "\
+mem is this project's long-term memory: Markdown files under .memory/ (shared through git) \
+and a global root for the user. Call memory_recall at the start of a task and before \
+deciding anything the team may already have decided. Save with memory_remember only what \
+will still be true and useful next week: facts, decisions with their reasons, pitfalls, \
+preferences, rules. Do not save what the code or git history already says, or the state \
+of the current debugging session. Recall first, then update or supersede rather than duplicate.";
+
+const EXAMPLES: &str = "\
+Example (an MCP client's server entry):
+  {\"command\": \"mem\", \"args\": [\"mcp\"]}
+
+Tools: memory_recall, memory_remember, memory_forget, memory_inspect.
+memory_recall leaves out an untrusted project root (`mem trust`; MEM_TRUST_ALL=1 in CI).
+The log goes to stderr: MEM_LOG=error|warn|info|debug|trace (default warn).";
+
+/// Serve the memory tools to an MCP client over stdin/stdout.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {}
+
+/// Run the server until the client closes stdin.
+pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::input(format!("cannot start the MCP runtime: {e}")))?;
+    log_to_stderr();
+    let server = Server { opts: opts.clone(), tool_router: Server::tool_router() };
+    if std::io::stdin().is_terminal() {
+        eprintln!("mem mcp: speaks MCP on stdin/stdout; start it from an MCP client (Ctrl-D ends)");
+    }
+    tracing::info!("serving memory_recall, memory_remember, memory_forget, memory_inspect");
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::input(format!("MCP session did not start: {e}")))?;
+        running.waiting().await.map_err(|e| Error::input(format!("MCP session failed: {e}")))?;
+        Ok(())
+    })
+}
+
+/// The log on stderr, at `$MEM_LOG` (error, warn, info, debug, trace; default warn).
+/// `debug` shows the lines rmcp ignores, such as a line that is not JSON.
+fn log_to_stderr() {
+    let level = std::env::var("MEM_LOG").ok().filter(|v| !v.is_empty());
+    let level = level.and_then(|v| v.parse().ok());
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(level.unwrap_or(LevelFilter::WARN))
+        .try_init();
+}
+
+/// The tool handler: the global options, resolved into a context per call.
+#[derive(Debug, Clone)]
+struct Server {
+    opts: Options,
+    tool_router: ToolRouter<Server>,
+}
+
+/// memory_recall's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct RecallParams {
+    /// What to look for, in any language: a few words or a question
+    query: String,
+    /// How many results to return (default 10)
+    limit: Option<u16>,
+    /// Only this category, e.g. "decisions" or "pitfalls"
+    category: Option<String>,
+    /// Only this kind: fact, rule, decision, preference, pitfall, lesson, reference, …
+    kind: Option<String>,
+}
+
+/// memory_remember's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct RememberParams {
+    /// The memory, as "category/slug", e.g. "decisions/orm" or "pitfalls/tz-offset"
+    path: String,
+    /// The Markdown body; required for a new memory, omit it on update to keep the body
+    body: Option<String>,
+    /// Display title (default: the body's first heading)
+    title: Option<String>,
+    /// One-line summary (default: the body's first paragraph)
+    summary: Option<String>,
+    /// The key point, one line
+    highlight: Option<String>,
+    /// fact, rule, decision, preference, pitfall, lesson, reference, …
+    kind: Option<String>,
+    /// Phrases that should pull this memory into context (replaces the list)
+    load_when: Option<Vec<String>>,
+    /// Tags (replaces the list)
+    tags: Option<Vec<String>>,
+    /// true: always show this memory first; false: stop pinning it
+    pin: Option<bool>,
+    /// The older memory this one replaces, as "category/slug" (it gets superseded_by)
+    supersedes: Option<String>,
+}
+
+/// A memory path, for memory_forget.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct PathParams {
+    /// The memory, as "category/slug"
+    path: String,
+}
+
+/// memory_inspect's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct InspectParams {
+    /// A memory, as "category/slug"; omit it for the roots, counts and problems
+    path: Option<String>,
+}
+
+#[tool_router]
+impl Server {
+    /// Search the project's and the user's memories (facts, decisions, pitfalls, preferences,
+    /// rules) and return the best matches, ranked, as JSON. Call it at the start of a task,
+    /// before a decision the team may already have made, and before memory_remember to find
+    /// a memory to update instead of duplicating it. Read a full memory with memory_inspect.
+    #[tool]
+    fn memory_recall(&self, Parameters(p): Parameters<RecallParams>) -> CallToolResult {
+        let args = recall::Args {
+            query: vec![p.query],
+            limit: p.limit.unwrap_or(10).max(1),
+            category: p.category,
+            kind: p.kind,
+            role: None,
+            all: false,
+            explain: false,
+            no_track: false,
+        };
+        answer(self.context().and_then(|ctx| {
+            let (ctx, note) = trusted(ctx);
+            let mut report = recall::run(&ctx, &args)?;
+            report.warnings.extend(note);
+            Ok(report)
+        }))
+    }
+
+    /// Save or update one durable memory as a Markdown file ("category/slug"). Worth saving:
+    /// facts about the project or its environment, decisions with their reasons, pitfalls
+    /// and how to avoid them, the user's preferences, rules to follow. Not worth saving:
+    /// code patterns anyone can read from the repository, what git history already records,
+    /// transient debugging state or the progress of the current task. Recall first
+    /// (memory_recall): update the existing memory, or pass supersedes, rather than add a
+    /// near-duplicate. Credentials are refused. Read the warnings in the result: they flag
+    /// a vague, transient or too-short text and near-duplicates.
+    #[tool]
+    fn memory_remember(&self, Parameters(p): Parameters<RememberParams>) -> CallToolResult {
+        if p.body.as_deref() == Some("-") {
+            return answer::<remember::Report>(Err(
+                Error::input("body `-` would read stdin").hint("pass the text itself as body")
+            ));
+        }
+        let args = remember::Args {
+            path: p.path,
+            body: p.body,
+            title: p.title,
+            summary: p.summary,
+            highlight: p.highlight,
+            kind: p.kind,
+            load_when: p.load_when.unwrap_or_default(),
+            tags: p.tags.unwrap_or_default(),
+            pin: p.pin == Some(true),
+            unpin: p.pin == Some(false),
+            role: None,
+            supersedes: p.supersedes,
+            allow_secret: false,
+        };
+        answer(self.context().and_then(|ctx| remember::run(&ctx, &args)))
+    }
+
+    /// Forget a memory that is wrong or no longer true: the file moves to the root's .trash/
+    /// (the user can restore it). To replace a memory with a newer one, prefer
+    /// memory_remember with supersedes, which keeps the history.
+    #[tool]
+    fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
+        let args = forget::Args { path: p.path };
+        answer(self.context().and_then(|ctx| forget::run(&ctx, &args)))
+    }
+
+    /// Show one memory in full (metadata, body, version chain, saved versions) as JSON; or,
+    /// without a path, the memory roots with their counts, shadowed files and unreadable files.
+    #[tool]
+    fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
+        let args = inspect::Args { path: p.path, secrets: false };
+        answer(self.context().and_then(|ctx| inspect::run(&ctx, &args)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mem", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+impl Server {
+    /// A context for one call: the clock is now, and roots created since start are seen.
+    fn context(&self) -> error::Result<Context> {
+        Context::resolve(&self.opts)
+    }
+}
+
+/// Leave out an untrusted project root (its memories would become the agent's
+/// instructions), with a note saying how to trust it; as `mem context` does.
+fn trusted(mut ctx: Context) -> (Context, Option<String>) {
+    let Some(project) = &ctx.roots.project else { return (ctx, None) };
+    let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
+    if !selected || !project.exists() || ctx.trust_all {
+        return (ctx, None);
+    }
+    if trust::is_trusted(&ctx.roots.global.dir, project) {
+        return (ctx, None);
+    }
+    let note = format!(
+        "project memory at {} is not trusted, so its memories were left out; \
+         the user can review it and run `mem trust` in the project",
+        project.dir.display()
+    );
+    ctx.roots.project = None;
+    (ctx, Some(note))
+}
+
+/// A report as JSON text, then its warnings in plain words; an error as a
+/// tool error with its hint. (The CLI's notices name CLI commands: left out.)
+fn answer<R: Report>(result: error::Result<R>) -> CallToolResult {
+    let report = match result {
+        Ok(report) => report,
+        Err(err) => return CallToolResult::error(vec![ContentBlock::text(err.to_string())]),
+    };
+    let json = match serde_json::to_string_pretty(&report) {
+        Ok(json) => json,
+        Err(e) => return CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+    };
+    let mut content = vec![ContentBlock::text(json)];
+    if !report.warnings().is_empty() {
+        let lines: Vec<String> = report.warnings().iter().map(|w| format!("- {w}")).collect();
+        content.push(ContentBlock::text(format!("warnings:\n{}", lines.join("\n"))));
+    }
+    CallToolResult::success(content)
+}

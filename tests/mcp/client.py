@@ -1,0 +1,155 @@
+"""Drive `mem mcp` with the official MCP Python client, end to end.
+
+Usage: python3 tests/mcp/client.py MEM_BINARY PROJECT_DIR
+
+PROJECT_DIR is a throwaway copy of fixtures/demo (it is written to). The
+server gets HOME, MEM_GLOBAL_DIR and MEM_NOW from this process's environment
+when set, and MEM_TRUST_ALL=1. Exits non-zero with a message on the first failure.
+"""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TOOLS = {"memory_recall", "memory_remember", "memory_forget", "memory_inspect"}
+PASSED_ENV = ("HOME", "MEM_GLOBAL_DIR", "MEM_NOW", "PATH")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(ok, message):
+    if not ok:
+        raise Failure(message)
+
+
+def texts(result):
+    return [c.text for c in result.content if c.type == "text"]
+
+
+def report(result, tool):
+    """The JSON report: the first text block of a successful call."""
+    check(not result.is_error, f"{tool} failed: {texts(result)}")
+    return json.loads(texts(result)[0])
+
+
+def check_schemas(tools):
+    names = {t.name for t in tools}
+    check(TOOLS <= names, f"tools listed: {sorted(names)}, want {sorted(TOOLS)}")
+    for t in tools:
+        if t.name not in TOOLS:
+            continue
+        check(t.description and len(t.description) > 40, f"{t.name}: no description")
+        props = t.input_schema.get("properties", {})
+        check(t.input_schema.get("type") == "object", f"{t.name}: schema is not an object")
+        check(props, f"{t.name}: schema has no properties")
+        for key, prop in props.items():
+            check(prop.get("description"), f"{t.name}.{key}: no description in the schema")
+    remember = next(t for t in tools if t.name == "memory_remember")
+    check("do not save" in remember.description.lower() or "not worth" in remember.description.lower(),
+          "memory_remember does not say what not to save")
+
+
+def server(mem, project, trust_all):
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    if trust_all:
+        env["MEM_TRUST_ALL"] = "1"
+    return StdioServerParameters(command=mem, args=["mcp"], env=env, cwd=project)
+
+
+async def session(mem, project):
+    memory = Path(project) / ".memory"
+    async with stdio_client(server(mem, project, trust_all=True)) as (read, write):
+        async with ClientSession(read, write) as s:
+            init = await s.initialize()
+            check(init.server_info.name == "mem", f"server name {init.server_info.name!r}")
+            check(init.instructions, "no instructions")
+            print(f"initialized: {init.server_info.name} {init.server_info.version}")
+
+            tools = (await s.list_tools()).tools
+            check_schemas(tools)
+            print(f"tools: {sorted(t.name for t in tools)}")
+
+            found = report(await s.call_tool("memory_recall", {"query": "部署"}), "memory_recall")
+            paths = [r["path"] for r in found["results"]]
+            check("rules/deploy-pnpm.md" in paths, f"recall 部署 found {paths}")
+            check(found["results"][0]["root"] == "project", "recall did not read the project root")
+            hits = json.loads((memory / ".state.json").read_text())["hits"]
+            check(hits.get("rules/deploy-pnpm.md", {}).get("count") == 1, f"hits not counted: {hits}")
+            print(f"recall 部署: {paths}")
+
+            short = await s.call_tool("memory_remember", {"path": "facts/mcp-note", "body": "pnpm."})
+            saved = report(short, "memory_remember")
+            check(saved["action"] == "created", f"remember: {saved['action']}")
+            check((memory / "facts/mcp-note.md").is_file(), "facts/mcp-note.md is not on disk")
+            check(any("too short" in w for w in saved["warnings"]), f"no too-short warning: {saved['warnings']}")
+            check(any(t.startswith("warnings:") for t in texts(short)), "warnings not spelled out")
+            print(f"remember facts/mcp-note: created, warnings {saved['warnings']}")
+
+            secret = await s.call_tool(
+                "memory_remember",
+                {"path": "facts/aws-key", "body": "The deploy key is AKIAIOSFODNN7EXAMPLE1 for staging."},
+            )
+            check(secret.is_error, f"a credential was accepted: {texts(secret)}")
+            check("hint:" in texts(secret)[0], f"the error has no hint: {texts(secret)}")
+            check(not (memory / "facts/aws-key.md").exists(), "the credential was written")
+            print(f"remember a credential: refused: {texts(secret)[0].splitlines()[0]}")
+
+            detail = report(await s.call_tool("memory_inspect", {"path": "facts/mcp-note"}), "memory_inspect")
+            check(detail["body"].strip() == "pnpm.", f"inspect body {detail['body']!r}")
+            overview = report(await s.call_tool("memory_inspect", {}), "memory_inspect")
+            check(overview["roots"], "inspect without a path lists no roots")
+            print("inspect facts/mcp-note: ok")
+
+            gone = report(await s.call_tool("memory_forget", {"path": "facts/mcp-note"}), "memory_forget")
+            check(not (memory / "facts/mcp-note.md").exists(), "facts/mcp-note.md is still there")
+            check(Path(gone["to"]).is_file(), f"not in the trash: {gone['to']}")
+            check(Path(gone["to"]).parent.parent.name == ".trash", f"trash path {gone['to']}")
+            print(f"forget facts/mcp-note: moved to {gone['to']}")
+
+            missing = await s.call_tool("memory_forget", {"path": "facts/mcp-note"})
+            check(missing.is_error, "forgetting a missing memory did not fail")
+            print("forget again: error, as it should")
+
+
+async def untrusted(mem, project):
+    """Without MEM_TRUST_ALL, an untrusted project root is left out of recall, with a note."""
+    async with stdio_client(server(mem, project, trust_all=False)) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            found = report(await s.call_tool("memory_recall", {"query": "部署"}), "memory_recall")
+            roots = {r["root"] for r in found["results"]}
+            check("project" not in roots, f"untrusted project memories were recalled: {found}")
+            check(any("mem trust" in w for w in found["warnings"]), f"no trust note: {found['warnings']}")
+            print(f"recall, project not trusted: left out, note: {found['warnings'][-1]}")
+
+
+async def run(mem, project):
+    await session(mem, project)
+    await untrusted(mem, project)
+
+
+def flatten(group):
+    """The exceptions inside (nested) exception groups: anyio task groups wrap them."""
+    for e in group.exceptions:
+        yield from flatten(e) if isinstance(e, BaseExceptionGroup) else [e]
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: client.py MEM_BINARY PROJECT_DIR")
+    try:
+        asyncio.run(asyncio.wait_for(run(sys.argv[1], sys.argv[2]), timeout=60))
+    except* Failure as group:
+        sys.exit("\n".join(f"FAIL: {e}" for e in flatten(group)))
+    print("ok: mem mcp passed")
+
+
+if __name__ == "__main__":
+    main()
