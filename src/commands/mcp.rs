@@ -209,7 +209,14 @@ impl Server {
     #[tool]
     fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
         let args = inspect::Args { path: p.path, secrets: false };
-        answer(self.context().and_then(|ctx| inspect::run(&ctx, &args)))
+        answer(self.context().and_then(|ctx| {
+            // Like recall: an untrusted project root's text is not handed to the agent.
+            let (ctx, note) = trusted(ctx);
+            inspect::run(&ctx, &args).map_err(|e| match note {
+                Some(note) => e.hint(note),
+                None => e,
+            })
+        }))
     }
 }
 
