@@ -89,6 +89,20 @@ pub fn trash_dir(root: &Path, rel: &RelPath) -> PathBuf {
     root.join(".trash").join(&rel.category)
 }
 
+/// Move a memory file to `.trash/<category>/<slug>.<ms>.md` (the first free
+/// `ms` from `now_ms` on); returns where it went.
+pub fn trash(root: &Path, rel: &RelPath, now_ms: i64) -> Result<PathBuf> {
+    let dir = trash_dir(root, rel);
+    let mut ms = now_ms;
+    let mut to = dir.join(format!("{}.{ms}.md", rel.slug));
+    while to.symlink_metadata().is_ok() {
+        ms += 1;
+        to = dir.join(format!("{}.{ms}.md", rel.slug));
+    }
+    move_file(root, &rel.under(root), &to)?;
+    Ok(to)
+}
+
 /// Save `text`, the version of `rel` last updated at `updated_ms`, under
 /// `.history/` before it is replaced. Returns the saved file.
 pub fn save_history(root: &Path, rel: &RelPath, updated_ms: i64, text: &[u8]) -> Result<PathBuf> {

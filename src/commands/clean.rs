@@ -13,7 +13,7 @@ use crate::output::Style;
 use crate::roots::Scope;
 use crate::scan::scan_root;
 use crate::state;
-use crate::write::{move_file, trash_dir};
+use crate::write::trash;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -77,9 +77,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             let reason = format!("not updated for {age_days} days, recalled {count} time(s)");
             let trashed = if args.yes {
-                let to = trash_dir(&root.dir, &m.path)
-                    .join(format!("{}.{}.md", m.path.slug, ctx.now_ms));
-                move_file(&root.dir, &m.path.under(&root.dir), &to)?;
+                let to = trash(&root.dir, &m.path, ctx.now_ms)?;
                 moved = true;
                 Some(to)
             } else {

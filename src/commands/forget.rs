@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
-use crate::write::{move_file, trash_dir};
+use crate::write::{move_file, trash, trash_dir};
 
 /// Move a memory to the trash (restorable with `mem restore`).
 #[derive(Debug, clap::Args)]
@@ -51,14 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
-    let dir = trash_dir(&root.dir, &rel);
-    let mut ms = ctx.now_ms;
-    let mut to = dir.join(format!("{}.{ms}.md", rel.slug));
-    while to.symlink_metadata().is_ok() {
-        ms += 1;
-        to = dir.join(format!("{}.{ms}.md", rel.slug));
-    }
-    move_file(&root.dir, &from, &to)?;
+    let to = trash(&root.dir, &rel, ctx.now_ms)?;
     let mut warnings = Vec::new();
     if root.scope == Scope::Project && rel.under(&ctx.roots.global.dir).is_file() {
         warnings.push(format!("the global {rel} is visible again"));
