@@ -114,3 +114,11 @@ fn ranking_is_deterministic() {
         assert_eq!(ranked(&memories, "部署 pnpm 数据库 deploy"), first);
     }
 }
+
+#[test]
+fn a_query_of_question_words_still_finds_what_shares_them() {
+    let memories = vec![memory("facts/how", "# How we work\n\nWhat we do and why.\n")];
+    assert_eq!(ranked(&memories, "how"), ["facts/how.md"]);
+    assert_eq!(ranked(&memories, "how xyzzy"), ["facts/how.md"], "unknown content words fall back");
+    assert_eq!(ranked(&memories, "什么"), Vec::<String>::new());
+}

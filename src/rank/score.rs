@@ -126,20 +126,25 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
     let query_set: HashSet<String> = tokens.iter().cloned().collect();
     let mut seen = HashSet::new();
     tokens.retain(|t| seen.insert(t.clone()));
-    if tokens.iter().any(|t| !is_stopword(t)) {
-        tokens.retain(|t| !is_stopword(t));
+    let make_terms = |list: Vec<String>| -> Vec<Term> {
+        list.into_iter()
+            .take(MAX_TERMS)
+            .map(|token| {
+                let postings = corpus.postings(&token);
+                let df = postings.len() as f32;
+                let live = corpus.live_len() as f32;
+                let idf = scale(params, &token) * (1.0 + (live - df + 0.5) / (df + 0.5)).ln();
+                Term { token, idf, postings }
+            })
+            .collect()
+    };
+    // Question and function words count only when nothing else matches, so a
+    // query never comes back empty while a memory shares a word with it.
+    let content: Vec<String> = tokens.iter().filter(|t| !is_stopword(t)).cloned().collect();
+    let mut terms = make_terms(content);
+    if terms.iter().all(|t| t.postings.is_empty()) {
+        terms = make_terms(tokens);
     }
-    let terms: Vec<Term> = tokens
-        .into_iter()
-        .take(MAX_TERMS)
-        .map(|token| {
-            let postings = corpus.postings(&token);
-            let df = postings.len() as f32;
-            let live = corpus.live_len() as f32;
-            let idf = scale(params, &token) * (1.0 + (live - df + 0.5) / (df + 0.5)).ln();
-            Term { token, idf, postings }
-        })
-        .collect();
     let mut scores = vec![0f32; n];
     let mut covered = vec![0f32; n];
     for term in &terms {
