@@ -312,7 +312,8 @@ fn track(
             .filter(|m| m.scope == root.scope && shown.contains(m.file().as_str()))
             .map(Memory::file)
             .collect();
-        state::record(&root.dir, &paths, ctx.now_ms)?;
+        // Hit counts are derived data: a read-only root still gets its context.
+        let _ = state::record(&root.dir, &paths, ctx.now_ms);
     }
     Ok(())
 }

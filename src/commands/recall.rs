@@ -153,7 +153,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         for root in &roots {
             let paths: Vec<String> =
                 results.iter().filter(|f| f.root == root.scope).map(|f| f.path.clone()).collect();
-            warnings.extend(state::record(&root.dir, &paths, ctx.now_ms)?);
+            // Hit counts are derived data: failing to save them must not hide the results.
+            match state::record(&root.dir, &paths, ctx.now_ms) {
+                Ok(w) => warnings.extend(w),
+                Err(e) => warnings.push(format!("hit counts not saved: {e}")),
+            }
         }
     }
     let empty = corpus.live_len() == 0;

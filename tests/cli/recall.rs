@@ -256,3 +256,14 @@ fn project_beats_global_on_a_tie() {
     assert_eq!(out.results[1].root, "global");
     assert!((out.results[0].score - out.results[1].score).abs() < 1e-6);
 }
+
+#[test]
+fn results_survive_a_state_file_that_cannot_be_written() {
+    let env = Env::with_fixture("demo");
+    // A folder where the lock file should be: the state cannot be saved.
+    fs::create_dir_all(env.project().join(".state.json.lock")).unwrap();
+    let out = env.mem(["recall", "-n", "1", "部署"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rules/deploy-pnpm.md"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hit counts not saved"));
+}
