@@ -172,7 +172,7 @@ fn read(root: &Root) -> Option<(Vec<Entry>, Packed)> {
     if word(16) != body.len() as u64 || word(24) != checksum(body) {
         return None;
     }
-    let mut at = body;
+    let mut at = &bytes[32..];
     let count = read_varint(&mut at)? as usize;
     let mut entries = Vec::with_capacity(count.min(1 << 24));
     for _ in 0..count {
@@ -187,7 +187,8 @@ fn read(root: &Root) -> Option<(Vec<Entry>, Packed)> {
         let problems = get_list(&mut at)?;
         entries.push(Entry { size, mtime_ns, memory, lengths, problems });
     }
-    let packed = Packed::from_bytes(at.to_vec())?;
+    let table_at = bytes.len() - at.len();
+    let packed = Packed::from_bytes_at(bytes, table_at)?;
     Some((entries, packed))
 }
 

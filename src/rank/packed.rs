@@ -10,6 +10,8 @@ use crate::rank::corpus::{Built, FIELDS, Posting};
 /// A packed term table.
 pub struct Packed {
     bytes: Vec<u8>,
+    /// Where the table starts in `bytes` (a cache file holds other data first).
+    base: usize,
     count: usize,
     term_bytes_at: usize,
     post_offsets_at: usize,
@@ -56,15 +58,20 @@ impl Packed {
 
     /// Read a packed table; None when the buffer is not one.
     pub fn from_bytes(bytes: Vec<u8>) -> Option<Packed> {
-        let count = read_u32(&bytes, 0)? as usize;
-        let term_offsets_end = 4 + 4 * (count + 1);
-        let term_bytes_at = term_offsets_end;
-        let term_len = read_u32(&bytes, 4 + 4 * count)? as usize;
+        Packed::from_bytes_at(bytes, 0)
+    }
+
+    /// Read a packed table that starts at `base` and runs to the end of `bytes`.
+    pub fn from_bytes_at(bytes: Vec<u8>, base: usize) -> Option<Packed> {
+        let count = read_u32(&bytes, base)? as usize;
+        let term_bytes_at = base + 4 + 4 * (count + 1);
+        let term_len = read_u32(&bytes, base + 4 + 4 * count)? as usize;
         let post_offsets_at = term_bytes_at + term_len;
         let post_bytes_at = post_offsets_at + 4 * (count + 1);
         let post_len = read_u32(&bytes, post_offsets_at + 4 * count)? as usize;
         (post_bytes_at + post_len == bytes.len()).then_some(Packed {
             bytes,
+            base,
             count,
             term_bytes_at,
             post_offsets_at,
@@ -73,7 +80,7 @@ impl Packed {
     }
 
     fn term(&self, i: usize) -> &[u8] {
-        let at = |k: usize| read_u32(&self.bytes, 4 + 4 * k).map_or(0, |v| v as usize);
+        let at = |k: usize| read_u32(&self.bytes, self.base + 4 + 4 * k).map_or(0, |v| v as usize);
         self.bytes.get(self.term_bytes_at + at(i)..self.term_bytes_at + at(i + 1)).unwrap_or(&[])
     }
 
@@ -100,10 +107,6 @@ impl Packed {
         decode_postings(self.bytes.get(range).unwrap_or(&[]))
     }
 
-    /// Bytes held in memory.
-    pub fn size(&self) -> usize {
-        self.bytes.len()
-    }
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
