@@ -9,11 +9,12 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Read;
 use std::path::PathBuf;
 
 use crate::memory::Memory;
 use crate::rank::corpus::{FIELDS, Segment, Terms};
-use crate::rank::packed::{Packed, read_varint, varint};
+use crate::rank::packed::{Packed, checksum, read_varint, varint};
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::Root;
@@ -22,7 +23,7 @@ use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x01";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 3;
+const FORMAT: u64 = 4;
 
 /// A root ready for ranking.
 pub struct Indexed {
@@ -44,6 +45,11 @@ struct Entry {
     problems: Vec<String>,
 }
 
+/// Remove a root's cache (after it turned out damaged).
+pub fn discard(root: &Root) {
+    let _ = fs::remove_file(path(root));
+}
+
 /// The cache file of a root.
 pub fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("index.bin")
@@ -52,7 +58,7 @@ pub fn path(root: &Root) -> PathBuf {
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let (files, mut problems) = walk(root);
-    let Some((entries, packed)) = read(root) else {
+    let Some((entries, cached)) = read(root) else {
         return rebuild(root, &files, problems, tokenizer);
     };
     let by_rel: HashMap<String, usize> =
@@ -74,7 +80,6 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
     let mut memories = Vec::with_capacity(entries.len() + fresh.memories.len());
-    let mut lengths = Vec::with_capacity(entries.len());
     for (e, alive) in entries.into_iter().zip(&live) {
         if *alive {
             problems.extend(e.problems.into_iter().map(|message| Problem {
@@ -84,13 +89,13 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
                 skipped: false,
             }));
         }
-        lengths.push(e.lengths);
         memories.push(e.memory);
     }
     let overlay = Segment::build(&fresh.memories, tokenizer);
     live.extend(std::iter::repeat_n(true, fresh.memories.len()));
     memories.extend(fresh.memories);
-    let segments = vec![Segment { terms: Terms::Packed(packed), lengths }, overlay];
+    let mut segments = cached;
+    segments.push(overlay);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed { memories, live, segments, problems }
 }
@@ -103,12 +108,11 @@ fn rebuild(
     tokenizer: &Tokenizer,
 ) -> Indexed {
     let scan = load_files(root.scope, files);
-    let segments = Segment::build_parallel(&scan.memories, tokenizer);
-    let field_problems: HashMap<PathBuf, Vec<String>> =
-        scan.problems.iter().filter(|p| !p.skipped).fold(HashMap::new(), |mut map, p| {
-            map.entry(p.path.clone()).or_default().push(p.message.clone());
-            map
-        });
+    let segments = Segment::build_packed(&scan.memories, tokenizer);
+    let mut field_problems: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    for p in scan.problems.iter().filter(|p| !p.skipped) {
+        field_problems.entry(p.path.clone()).or_default().push(p.message.clone());
+    }
     let bytes = encode(root, files, &scan.memories, &segments, &field_problems);
     // A cache that cannot be written only costs time on the next run.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
@@ -118,6 +122,11 @@ fn rebuild(
     Indexed { memories: scan.memories, live, segments, problems }
 }
 
+/// Header: magic, version tag, checked length, checksum, total length.
+const HEADER: usize = 40;
+
+/// The cache file: header, a checked region (documents, segment table,
+/// term indexes) read whole, then the postings, read per term on demand.
 fn encode(
     root: &Root,
     files: &[FileEntry],
@@ -126,53 +135,73 @@ fn encode(
     field_problems: &HashMap<PathBuf, Vec<String>>,
 ) -> Vec<u8> {
     let keys: HashMap<String, &FileEntry> = files.iter().map(|f| (f.rel.file(), f)).collect();
-    let mut out = Vec::new();
-    varint(memories.len() as u64, &mut out);
+    let mut checked = Vec::new();
+    varint(memories.len() as u64, &mut checked);
     let lengths = segments.iter().flat_map(|s| s.lengths.iter());
     for (m, len) in memories.iter().zip(lengths) {
         let (size, mtime) = keys.get(&m.file()).map_or((0, 0), |f| (f.size, f.mtime_ns));
-        put_str(&m.file(), &mut out);
-        varint(size, &mut out);
-        varint(mtime, &mut out);
-        put_memory(m, &mut out);
+        put_str(&m.file(), &mut checked);
+        varint(size, &mut checked);
+        varint(mtime, &mut checked);
+        put_memory(m, &mut checked);
         for l in len {
-            varint(u64::from(*l), &mut out);
+            varint(u64::from(*l), &mut checked);
         }
         let problems =
             field_problems.get(&m.path.under(&root.dir)).map_or(&[][..], |v| v.as_slice());
-        put_list(problems, &mut out);
+        put_list(problems, &mut checked);
     }
-    let mut firsts = Vec::new();
-    let mut first = 0u32;
-    for s in segments {
-        if let Terms::Built(b) = &s.terms {
-            firsts.push((b, first));
-        }
-        first += s.lengths.len() as u32;
+    let tables: Vec<(&[u8], &[u8], usize)> = segments
+        .iter()
+        .filter_map(|s| match &s.terms {
+            Terms::Packed(p) => match p.bytes() {
+                (index, Some(postings)) => Some((index, postings, s.lengths.len())),
+                _ => None,
+            },
+            Terms::Built(_) => None,
+        })
+        .collect();
+    varint(tables.len() as u64, &mut checked);
+    for (index, postings, docs) in &tables {
+        varint(*docs as u64, &mut checked);
+        varint(index.len() as u64, &mut checked);
+        varint(postings.len() as u64, &mut checked);
     }
-    out.extend_from_slice(&Packed::pack(&firsts));
-    let mut file = Vec::with_capacity(out.len() + 32);
+    for (index, _, _) in &tables {
+        checked.extend_from_slice(index);
+    }
+    let postings_len: usize = tables.iter().map(|t| t.1.len()).sum();
+    let total = HEADER + checked.len() + postings_len;
+    let mut file = Vec::with_capacity(total);
     file.extend_from_slice(MAGIC);
     file.extend_from_slice(&version_tag().to_le_bytes());
-    file.extend_from_slice(&(out.len() as u64).to_le_bytes());
-    file.extend_from_slice(&checksum(&out).to_le_bytes());
-    file.extend_from_slice(&out);
+    file.extend_from_slice(&(checked.len() as u64).to_le_bytes());
+    file.extend_from_slice(&checksum(&checked).to_le_bytes());
+    file.extend_from_slice(&(total as u64).to_le_bytes());
+    file.extend_from_slice(&checked);
+    for (_, postings, _) in &tables {
+        file.extend_from_slice(postings);
+    }
     file
 }
 
-/// Read a root's cache; None when it is missing, damaged or from another version.
-fn read(root: &Root) -> Option<(Vec<Entry>, Packed)> {
-    let bytes = fs::read(path(root)).ok()?;
-    let header = bytes.get(..32)?;
+/// Read a root's cache: the entries and the packed segments (postings stay
+/// in the file). None when it is missing, damaged or from another version.
+fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>)> {
+    let mut file = fs::File::open(path(root)).ok()?;
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
-    if &header[..8] != MAGIC || word(8) != version_tag() {
+    let (checked_len, sum, total) = (word(16), word(24), word(32));
+    if &header[..8] != MAGIC || word(8) != version_tag() || file.metadata().ok()?.len() != total {
         return None;
     }
-    let body = bytes.get(32..)?;
-    if word(16) != body.len() as u64 || word(24) != checksum(body) {
+    let mut checked = vec![0u8; usize::try_from(checked_len).ok()?];
+    file.read_exact(&mut checked).ok()?;
+    if checksum(&checked) != sum {
         return None;
     }
-    let mut at = &bytes[32..];
+    let mut at = checked.as_slice();
     let count = read_varint(&mut at)? as usize;
     let mut entries = Vec::with_capacity(count.min(1 << 24));
     for _ in 0..count {
@@ -187,30 +216,33 @@ fn read(root: &Root) -> Option<(Vec<Entry>, Packed)> {
         let problems = get_list(&mut at)?;
         entries.push(Entry { size, mtime_ns, memory, lengths, problems });
     }
-    let table_at = bytes.len() - at.len();
-    let packed = Packed::from_bytes_at(bytes, table_at)?;
-    Some((entries, packed))
+    let tables = read_varint(&mut at)? as usize;
+    let mut dims = Vec::with_capacity(tables.min(1 << 16));
+    for _ in 0..tables {
+        dims.push((
+            read_varint(&mut at)? as usize,
+            read_varint(&mut at)? as usize,
+            read_varint(&mut at)?,
+        ));
+    }
+    let mut segments = Vec::with_capacity(dims.len());
+    let mut offset = HEADER as u64 + checked_len;
+    let mut first = 0;
+    for (docs, index_len, postings_len) in dims {
+        let index = at.get(..index_len)?.to_vec();
+        at = &at[index_len..];
+        let packed = Packed::from_file(index, file.try_clone().ok()?, offset, postings_len)?;
+        let lengths = entries.get(first..first + docs)?.iter().map(|e| e.lengths).collect();
+        segments.push(Segment { terms: Terms::Packed(packed), lengths });
+        offset += postings_len;
+        first += docs;
+    }
+    (first == entries.len() && offset == total).then_some((entries, segments))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.
 fn version_tag() -> u64 {
     checksum(env!("CARGO_PKG_VERSION").as_bytes()) ^ FORMAT
-}
-
-/// A fast 64-bit checksum over 8-byte words (not cryptographic: it catches
-/// truncation and damage, not tampering; the cache is rebuilt from the files).
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h = 0x9e37_79b9_7f4a_7c15u64 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        h = (h ^ u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .wrapping_mul(0x0100_0000_01b3)
-            .rotate_left(29);
-    }
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 fn put_str(s: &str, out: &mut Vec<u8>) {

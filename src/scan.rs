@@ -120,12 +120,21 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
             if check_category(&name).is_ok() {
                 categories.push((name, path));
             } else {
-                problems.push(skip(&path, "folder name is not a valid category; its files are not read"));
+                problems.push(skip(
+                    &path,
+                    "folder name is not a valid category; its files are not read",
+                ));
             }
         } else if kind.is_some_and(|k| k.is_symlink()) && path.is_dir() {
-            problems.push(skip(&path, "symlinked folder is not followed; move the folder into the root"));
+            problems.push(skip(
+                &path,
+                "symlinked folder is not followed; move the folder into the root",
+            ));
         } else if name.ends_with(".md") && name != "ROOT.md" {
-            problems.push(skip(&path, "memory is not inside a category folder; move it to <category>/"));
+            problems.push(skip(
+                &path,
+                "memory is not inside a category folder; move it to <category>/",
+            ));
         }
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
@@ -154,7 +163,12 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
 }
 
 /// The memory files of one category folder.
-fn walk_category(category: &str, dir: &Path, files: &mut Vec<FileEntry>, problems: &mut Vec<Problem>) {
+fn walk_category(
+    category: &str,
+    dir: &Path,
+    files: &mut Vec<FileEntry>,
+    problems: &mut Vec<Problem>,
+) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => return problems.push(skip(dir, &e.to_string())),
@@ -174,7 +188,10 @@ fn walk_category(category: &str, dir: &Path, files: &mut Vec<FileEntry>, problem
         let kind = entry.file_type().ok();
         let symlink = kind.is_some_and(|k| k.is_symlink());
         if kind.is_some_and(|k| k.is_dir()) || (symlink && path.is_dir()) {
-            problems.push(skip(&path, "nested folder is not scanned: memories live at <category>/<slug>.md"));
+            problems.push(skip(
+                &path,
+                "nested folder is not scanned: memories live at <category>/<slug>.md",
+            ));
             continue;
         }
         let Some(slug) = name.strip_suffix(".md") else { continue };

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::cache::index_all;
+use crate::cache::{self, index_all};
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
@@ -124,6 +124,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         explain: args.explain,
     };
     let hits = rank(&corpus, &memories, &Params::default(), &request);
+    if corpus.is_damaged() {
+        // A cache damaged on disk: drop it and answer from the files.
+        roots.iter().for_each(|r| cache::discard(r));
+        return run(ctx, args);
+    }
     let results: Vec<Found> = hits
         .into_iter()
         .map(|hit| {

@@ -219,6 +219,38 @@ impl Segment {
         Segment { terms: Terms::Built(built), lengths }
     }
 
+    /// Build on every core, packing each chunk as soon as it is built so that
+    /// memory stays bounded: one packed segment per chunk of `memories`.
+    pub fn build_packed(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
+        const CHUNK: usize = 8192;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let chunks: Vec<&[Memory]> = memories.chunks(CHUNK).collect();
+        let per_thread = chunks.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = chunks
+                .chunks(per_thread)
+                .map(|group| {
+                    s.spawn(move || {
+                        group
+                            .iter()
+                            .map(|part| {
+                                let built = Segment::build(part, tokenizer);
+                                let Terms::Built(table) = &built.terms else {
+                                    unreachable!("just built")
+                                };
+                                let (index, postings) = Packed::pack(table);
+                                let packed = Packed::from_memory(index, postings)
+                                    .expect("a fresh table reads back");
+                                Segment { terms: Terms::Packed(packed), lengths: built.lengths }
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("indexing thread")).collect()
+        })
+    }
+
     /// Build on every core: one segment per chunk of `memories`.
     pub fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
@@ -343,6 +375,12 @@ impl Corpus {
     /// The `load_when` triggers of one document: (as written, tokens).
     pub fn triggers(&self, doc: usize) -> &[(String, Vec<String>)] {
         &self.triggers[doc]
+    }
+
+    /// True when a packed table turned out damaged while answering: the
+    /// answer cannot be trusted and the cache must be rebuilt.
+    pub fn is_damaged(&self) -> bool {
+        self.segments.iter().any(|(_, s)| matches!(&s.terms, Terms::Packed(p) if p.is_damaged()))
     }
 
     /// The postings of a token over the live documents, by document.

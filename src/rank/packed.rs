@@ -1,87 +1,114 @@
-//! A term table packed into one byte buffer, for the on-disk cache: terms
-//! sorted for binary search, postings delta- and varint-encoded, decoded
-//! only for the terms a query asks for. Every read is bounds-checked, so a
-//! damaged buffer yields empty postings, never a panic.
+//! A term table packed for the on-disk cache: an index (terms sorted for
+//! binary search, offsets, a checksum per term) kept in memory, and postings
+//! (delta- and varint-encoded) read only for the terms a query asks for —
+//! from memory or straight from the cache file. Every read is bounds-checked
+//! and every postings list checksummed: damage is reported, never a panic and
+//! never a silently wrong answer.
 
-use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::rank::corpus::{Built, FIELDS, Posting};
 
 /// A packed term table.
 pub struct Packed {
-    bytes: Vec<u8>,
-    /// Where the table starts in `bytes` (a cache file holds other data first).
-    base: usize,
+    /// `count`, then term offsets, term bytes, postings offsets, checksums.
+    index: Vec<u8>,
     count: usize,
     term_bytes_at: usize,
     post_offsets_at: usize,
-    post_bytes_at: usize,
+    sums_at: usize,
+    postings: Source,
+    damaged: AtomicBool,
+}
+
+/// Where the postings bytes are.
+enum Source {
+    Memory(Vec<u8>),
+    File { file: Mutex<File>, offset: u64, len: u64 },
 }
 
 impl Packed {
-    /// Pack built tables that follow each other; `firsts[i]` is the first
-    /// document id of `tables[i]`.
-    pub fn pack(tables: &[(&Built, u32)]) -> Vec<u8> {
-        let mut merged: HashMap<String, Vec<Posting>> = HashMap::new();
-        for (table, first) in tables {
-            for (term, postings) in table.entries() {
-                let list = merged.entry(term).or_default();
-                list.extend(postings.iter().map(|p| Posting { doc: p.doc + first, tf: p.tf }));
-            }
-        }
-        let mut terms: Vec<(String, Vec<Posting>)> = merged.into_iter().collect();
+    /// Pack a built table: (index, postings) bytes.
+    pub fn pack(table: &Built) -> (Vec<u8>, Vec<u8>) {
+        let mut terms: Vec<(String, &[Posting])> = table.entries().collect();
         terms.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let mut term_bytes = Vec::new();
         let mut term_offsets = vec![0u32];
-        let mut post_bytes = Vec::new();
-        let mut post_offsets = vec![0u32];
-        for (term, mut postings) in terms {
+        let mut postings = Vec::new();
+        let mut post_offsets = vec![0u64];
+        let mut sums = Vec::with_capacity(terms.len());
+        for (term, list) in terms {
             term_bytes.extend_from_slice(term.as_bytes());
             term_offsets.push(term_bytes.len() as u32);
-            postings.sort_unstable_by_key(|p| p.doc);
-            encode_postings(&postings, &mut post_bytes);
-            post_offsets.push(post_bytes.len() as u32);
+            let start = postings.len();
+            encode_postings(list, &mut postings);
+            sums.push(checksum(&postings[start..]) as u32);
+            post_offsets.push(postings.len() as u64);
         }
-        let count = term_offsets.len() - 1;
-        let mut out = Vec::with_capacity(8 + 8 * (count + 1) + term_bytes.len() + post_bytes.len());
-        out.extend_from_slice(&(count as u32).to_le_bytes());
+        let count = sums.len();
+        let mut index = Vec::with_capacity(4 + 16 * (count + 1) + term_bytes.len());
+        index.extend_from_slice(&(count as u32).to_le_bytes());
         for o in &term_offsets {
-            out.extend_from_slice(&o.to_le_bytes());
+            index.extend_from_slice(&o.to_le_bytes());
         }
-        out.extend_from_slice(&term_bytes);
+        index.extend_from_slice(&term_bytes);
         for o in &post_offsets {
-            out.extend_from_slice(&o.to_le_bytes());
+            index.extend_from_slice(&o.to_le_bytes());
         }
-        out.extend_from_slice(&post_bytes);
-        out
+        for s in &sums {
+            index.extend_from_slice(&s.to_le_bytes());
+        }
+        (index, postings)
     }
 
-    /// Read a packed table; None when the buffer is not one.
-    pub fn from_bytes(bytes: Vec<u8>) -> Option<Packed> {
-        Packed::from_bytes_at(bytes, 0)
+    /// A table whose postings are in memory; None when the bytes are not one.
+    pub fn from_memory(index: Vec<u8>, postings: Vec<u8>) -> Option<Packed> {
+        let len = postings.len() as u64;
+        Packed::new(index, Source::Memory(postings), len)
     }
 
-    /// Read a packed table that starts at `base` and runs to the end of `bytes`.
-    pub fn from_bytes_at(bytes: Vec<u8>, base: usize) -> Option<Packed> {
-        let count = read_u32(&bytes, base)? as usize;
-        let term_bytes_at = base + 4 + 4 * (count + 1);
-        let term_len = read_u32(&bytes, base + 4 + 4 * count)? as usize;
+    /// A table whose postings stay in `file`, `len` bytes from `offset`.
+    pub fn from_file(index: Vec<u8>, file: File, offset: u64, len: u64) -> Option<Packed> {
+        Packed::new(index, Source::File { file: Mutex::new(file), offset, len }, len)
+    }
+
+    fn new(index: Vec<u8>, postings: Source, len: u64) -> Option<Packed> {
+        let count = read_u32(&index, 0)? as usize;
+        let term_bytes_at = 4 + 4 * (count + 1);
+        let term_len = read_u32(&index, 4 + 4 * count)? as usize;
         let post_offsets_at = term_bytes_at + term_len;
-        let post_bytes_at = post_offsets_at + 4 * (count + 1);
-        let post_len = read_u32(&bytes, post_offsets_at + 4 * count)? as usize;
-        (post_bytes_at + post_len == bytes.len()).then_some(Packed {
-            bytes,
-            base,
+        let sums_at = post_offsets_at + 8 * (count + 1);
+        let fits = sums_at + 4 * count == index.len() && read_u64(&index, sums_at - 8)? == len;
+        fits.then_some(Packed {
+            index,
             count,
             term_bytes_at,
             post_offsets_at,
-            post_bytes_at,
+            sums_at,
+            postings,
+            damaged: AtomicBool::new(false),
         })
     }
 
+    /// The index and, when held in memory, the postings bytes (for writing a cache).
+    pub fn bytes(&self) -> (&[u8], Option<&[u8]>) {
+        match &self.postings {
+            Source::Memory(p) => (&self.index, Some(p)),
+            Source::File { .. } => (&self.index, None),
+        }
+    }
+
+    /// True once a postings list failed its checksum: the table must be rebuilt.
+    pub fn is_damaged(&self) -> bool {
+        self.damaged.load(Ordering::Relaxed)
+    }
+
     fn term(&self, i: usize) -> &[u8] {
-        let at = |k: usize| read_u32(&self.bytes, self.base + 4 + 4 * k).map_or(0, |v| v as usize);
-        self.bytes.get(self.term_bytes_at + at(i)..self.term_bytes_at + at(i + 1)).unwrap_or(&[])
+        let at = |k: usize| read_u32(&self.index, 4 + 4 * k).map_or(0, |v| v as usize);
+        self.index.get(self.term_bytes_at + at(i)..self.term_bytes_at + at(i + 1)).unwrap_or(&[])
     }
 
     /// The postings of `token`, decoded.
@@ -100,13 +127,56 @@ impl Packed {
     }
 
     fn decode(&self, i: usize) -> Vec<Posting> {
-        let at = |k: usize| {
-            read_u32(&self.bytes, self.post_offsets_at + 4 * k).map_or(0, |v| v as usize)
-        };
-        let range = self.post_bytes_at + at(i)..self.post_bytes_at + at(i + 1);
-        decode_postings(self.bytes.get(range).unwrap_or(&[]))
+        let at = |k: usize| read_u64(&self.index, self.post_offsets_at + 8 * k).unwrap_or(0);
+        let (start, end) = (at(i), at(i + 1));
+        let sum = read_u32(&self.index, self.sums_at + 4 * i);
+        let bytes = self.read(start, end);
+        match bytes {
+            Some(b) if Some(checksum(&b) as u32) == sum => decode_postings(&b),
+            _ => {
+                self.damaged.store(true, Ordering::Relaxed);
+                Vec::new()
+            }
+        }
     }
 
+    fn read(&self, start: u64, end: u64) -> Option<Vec<u8>> {
+        if end < start {
+            return None;
+        }
+        match &self.postings {
+            Source::Memory(bytes) => bytes.get(start as usize..end as usize).map(<[u8]>::to_vec),
+            Source::File { file, offset, len } => {
+                if end > *len {
+                    return None;
+                }
+                let mut file = file.lock().ok()?;
+                file.seek(SeekFrom::Start(offset + start)).ok()?;
+                let mut buf = vec![0; (end - start) as usize];
+                file.read_exact(&mut buf).ok()?;
+                Some(buf)
+            }
+        }
+    }
+}
+
+/// A fast 64-bit checksum over 8-byte words: it catches truncation and
+/// damage, not tampering (the cache is rebuilt from the files anyway).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = 0x9e37_79b9_7f4a_7c15u64 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ word).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -185,32 +255,50 @@ mod tests {
         Memory::from_document(RelPath::parse(path).unwrap(), Scope::Project, &doc, 0).0
     }
 
+    fn built(memories: &[Memory]) -> Segment {
+        Segment::build(memories, &Tokenizer::new())
+    }
+
     #[test]
-    fn packed_postings_equal_built_ones() {
+    fn packed_postings_equal_built_ones_in_memory_and_on_disk() {
         let memories = vec![
             memory("a/x", "部署脚本用 pnpm 而不是 npm\n"),
             memory("a/y", "# Deploys\n\nsupport group 部署 锁\n"),
             memory("b/z", "锁表 pg_dump utf-8 部署部署\n"),
         ];
-        let t = Tokenizer::new();
-        let first = Segment::build(&memories[..2], &t);
-        let second = Segment::build(&memories[2..], &t);
-        let (Terms::Built(a), Terms::Built(b)) = (&first.terms, &second.terms) else {
-            unreachable!()
-        };
-        let packed = Packed::from_bytes(Packed::pack(&[(a, 0), (b, 2)])).unwrap();
-        let whole = Segment::build(&memories, &t);
-        let Terms::Built(w) = &whole.terms else { unreachable!() };
-        for (term, postings) in w.entries() {
-            assert_eq!(packed.postings(&term), postings, "{term}");
+        let seg = built(&memories);
+        let Terms::Built(table) = &seg.terms else { unreachable!() };
+        let (index, postings) = Packed::pack(table);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("p.bin");
+        let mut file_bytes = b"prefix".to_vec();
+        file_bytes.extend_from_slice(&postings);
+        std::fs::write(&path, &file_bytes).unwrap();
+        let on_disk =
+            Packed::from_file(index.clone(), File::open(&path).unwrap(), 6, postings.len() as u64)
+                .unwrap();
+        let in_memory = Packed::from_memory(index, postings).unwrap();
+        for (term, list) in table.entries() {
+            assert_eq!(in_memory.postings(&term), list, "{term}");
+            assert_eq!(on_disk.postings(&term), list, "{term}");
         }
-        assert!(packed.postings("absent").is_empty());
+        assert!(in_memory.postings("absent").is_empty());
+        assert!(!in_memory.is_damaged() && !on_disk.is_damaged());
     }
 
     #[test]
-    fn damaged_buffers_are_refused_or_empty() {
-        assert!(Packed::from_bytes(vec![]).is_none());
-        assert!(Packed::from_bytes(vec![1, 0, 0, 0]).is_none());
+    fn damage_is_refused_or_flagged() {
+        assert!(Packed::from_memory(vec![], vec![]).is_none());
+        assert!(Packed::from_memory(vec![1, 0, 0, 0], vec![]).is_none());
+        let seg = built(&[memory("a/x", "部署脚本用 pnpm\n")]);
+        let Terms::Built(table) = &seg.terms else { unreachable!() };
+        let (index, mut postings) = Packed::pack(table);
+        postings[0] ^= 0x55;
+        let packed = Packed::from_memory(index, postings).unwrap();
+        for (term, _) in table.entries() {
+            let _ = packed.postings(&term);
+        }
+        assert!(packed.is_damaged());
         let mut v = Vec::new();
         varint(300, &mut v);
         assert_eq!(read_varint(&mut v.as_slice()), Some(300));

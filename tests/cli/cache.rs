@@ -57,9 +57,12 @@ fn a_damaged_cache_is_rebuilt_not_trusted() {
     let bytes = fs::read(&index).unwrap();
     let damaged: [Vec<u8>; 4] =
         [bytes[..bytes.len() / 2].to_vec(), b"not an index at all".to_vec(), Vec::new(), {
+            // Damage every postings list: they follow the checked region.
+            let checked = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
             let mut flipped = bytes.clone();
-            let at = flipped.len() - 10;
-            flipped[at] ^= 0xff;
+            for b in &mut flipped[40 + checked..] {
+                *b ^= 0x5a;
+            }
             flipped
         }];
     for (i, bad) in damaged.iter().enumerate() {
