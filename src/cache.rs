@@ -61,12 +61,15 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let Some((entries, cached)) = read(root) else {
         return rebuild(root, &files, problems, tokenizer);
     };
-    let by_rel: HashMap<String, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.memory.path.file(), i)).collect();
+    let by_rel: HashMap<(&str, &str), usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.memory.path.category.as_str(), e.memory.path.slug.as_str()), i))
+        .collect();
     let mut live = vec![false; entries.len()];
     let mut changed = Vec::new();
     for f in &files {
-        match by_rel.get(&f.rel.file()) {
+        match by_rel.get(&(f.rel.category.as_str(), f.rel.slug.as_str())) {
             Some(&i) if entries[i].size == f.size && entries[i].mtime_ns == f.mtime_ns => {
                 live[i] = true
             }

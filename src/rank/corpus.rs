@@ -71,8 +71,6 @@ pub struct Corpus {
     lengths: Vec<[u32; FIELDS]>,
     avg: [f32; FIELDS],
     derived_summary: Vec<bool>,
-    /// Each memory's `load_when` triggers, as token lists.
-    triggers: Vec<Vec<(String, Vec<String>)>>,
 }
 
 /// A run of documents with its term table and field lengths.
@@ -304,17 +302,7 @@ impl Corpus {
                 lengths.iter().zip(&live).filter(|(_, l)| **l).map(|(len, _)| len[f] as u64).sum();
             *a = (total as f32 / live_count.max(1) as f32).max(1.0);
         }
-        let triggers = memories
-            .iter()
-            .zip(&live)
-            .map(|(m, live)| {
-                if !live {
-                    return Vec::new();
-                }
-                let list = m.load_when.iter().map(|t| (t.clone(), token_list(&tokenizer, t)));
-                list.filter(|(_, toks)| !toks.is_empty()).collect()
-            })
-            .collect();
+
         Corpus {
             tokenizer,
             segments: placed,
@@ -323,7 +311,6 @@ impl Corpus {
             lengths,
             avg,
             derived_summary: memories.iter().map(|m| m.summary_derived).collect(),
-            triggers,
         }
     }
 
@@ -370,11 +357,6 @@ impl Corpus {
     /// Average field lengths over the live documents.
     pub fn avg_lengths(&self) -> &[f32; FIELDS] {
         &self.avg
-    }
-
-    /// The `load_when` triggers of one document: (as written, tokens).
-    pub fn triggers(&self, doc: usize) -> &[(String, Vec<String>)] {
-        &self.triggers[doc]
     }
 
     /// True when a packed table turned out damaged while answering: the

@@ -161,9 +161,7 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
         }
     }
     let mut hits: Vec<(usize, f32)> = (0..n)
-        .filter(|&d| {
-            (scores[d] > 0.0 || trigger_of(corpus, d, &query_set).is_some()) && (req.filter)(d)
-        })
+        .filter(|&d| scores[d] > 0.0 && (req.filter)(d))
         .map(|d| (d, final_score(corpus, memories, params, req, &query_set, d, scores[d]).0))
         .collect();
     hits.sort_by(|a, b| {
@@ -231,13 +229,18 @@ fn term_score(
     (score, parts)
 }
 
-/// The first trigger of `doc` whose tokens all occur in the query.
-fn trigger_of<'c>(corpus: &'c Corpus, doc: usize, query: &HashSet<String>) -> Option<&'c str> {
-    corpus
-        .triggers(doc)
+/// The first `load_when` trigger of `memory` whose tokens all occur in the
+/// query. Tokenized here, for the few memories that matched, rather than
+/// for every memory up front.
+fn trigger_of<'m>(corpus: &Corpus, memory: &'m Memory, query: &HashSet<String>) -> Option<&'m str> {
+    memory
+        .load_when
         .iter()
-        .find(|(_, toks)| toks.iter().all(|t| query.contains(t)))
-        .map(|(text, _)| text.as_str())
+        .find(|t| {
+            let tokens = corpus.token_list(t);
+            !tokens.is_empty() && tokens.iter().all(|tok| query.contains(tok))
+        })
+        .map(String::as_str)
 }
 
 /// Relevance plus trigger bonus, times (1 + boosts). Returns the score and the boosts.
@@ -251,7 +254,7 @@ fn final_score(
     relevance: f32,
 ) -> (f32, Option<TriggerPart>, Vec<BoostPart>) {
     let m = &memories[doc];
-    let trigger = trigger_of(corpus, doc, query)
+    let trigger = trigger_of(corpus, &memories[doc], query)
         .map(|t| TriggerPart { trigger: t.to_string(), score: p.trigger });
     let base = relevance + trigger.as_ref().map_or(0.0, |t| t.score);
     let mut boosts = Vec::new();
