@@ -13,12 +13,13 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use crate::memory::Memory;
+use crate::progress::Progress;
 use crate::rank::corpus::{FIELDS, Segment, Terms};
 use crate::rank::packed::{Packed, checksum, read_varint, varint};
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::Root;
-use crate::scan::{FileEntry, Problem, load_files, walk};
+use crate::scan::{FileEntry, Problem, load_files, load_files_counted, walk};
 use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x01";
@@ -110,8 +111,14 @@ fn rebuild(
     mut problems: Vec<Problem>,
     tokenizer: &Tokenizer,
 ) -> Indexed {
-    let scan = load_files(root.scope, files);
-    let segments = Segment::build_packed(&scan.memories, tokenizer);
+    // Reading counts one step per file, indexing another.
+    let progress = Progress::start("indexing memories", 2 * files.len());
+    let scan = load_files_counted(root.scope, files, progress.counter());
+    progress
+        .counter()
+        .fetch_add(files.len() - scan.memories.len(), std::sync::atomic::Ordering::Relaxed);
+    let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
+    drop(progress);
     let mut field_problems: HashMap<PathBuf, Vec<String>> = HashMap::new();
     for p in scan.problems.iter().filter(|p| !p.skipped) {
         field_problems.entry(p.path.clone()).or_default().push(p.message.clone());

@@ -23,6 +23,7 @@ pub mod guard;
 pub mod memory;
 pub mod merge;
 pub mod output;
+pub mod progress;
 pub mod rank;
 pub mod regions;
 pub mod relpath;

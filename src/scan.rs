@@ -219,6 +219,15 @@ fn walk_category(
 
 /// Read and parse `files` on every core; memories keep the order of `files`.
 pub fn load_files(scope: Scope, files: &[FileEntry]) -> Scan {
+    load_files_counted(scope, files, &std::sync::atomic::AtomicUsize::new(0))
+}
+
+/// [`load_files`], advancing `done` as files are read (for a progress line).
+pub fn load_files_counted(
+    scope: Scope,
+    files: &[FileEntry],
+    done: &std::sync::atomic::AtomicUsize,
+) -> Scan {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let chunk = files.len().div_ceil(threads).max(256);
     let parts: Vec<Scan> = std::thread::scope(|s| {
@@ -229,6 +238,7 @@ pub fn load_files(scope: Scope, files: &[FileEntry]) -> Scan {
                     let mut scan = Scan::default();
                     for f in part {
                         read_memory(scope, f.rel.clone(), &f.path, &mut scan);
+                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     scan
                 })

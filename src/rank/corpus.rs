@@ -219,7 +219,12 @@ impl Segment {
 
     /// Build on every core, packing each chunk as soon as it is built so that
     /// memory stays bounded: one packed segment per chunk of `memories`.
-    pub fn build_packed(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
+    /// `done` advances by each chunk's size as it is packed.
+    pub fn build_packed(
+        memories: &[Memory],
+        tokenizer: &Tokenizer,
+        done: &std::sync::atomic::AtomicUsize,
+    ) -> Vec<Segment> {
         const CHUNK: usize = 8192;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let chunks: Vec<&[Memory]> = memories.chunks(CHUNK).collect();
@@ -239,6 +244,7 @@ impl Segment {
                                 let (index, postings) = Packed::pack(table);
                                 let packed = Packed::from_memory(index, postings)
                                     .expect("a fresh table reads back");
+                                done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
                                 Segment { terms: Terms::Packed(packed), lengths: built.lengths }
                             })
                             .collect::<Vec<_>>()

@@ -84,3 +84,19 @@ fn problems_in_files_are_still_reported_from_the_cache() {
         assert!(stderr.contains("`pinned` should be true or false"), "{stderr}");
     }
 }
+
+#[test]
+fn no_progress_line_when_piped() {
+    let env = Env::with_project();
+    for i in 0..2100 {
+        env.write(&format!("facts/n{i}.md"), &format!("note {i} about deploy window {}\n", i % 7));
+    }
+    let out = env.mem(["recall", "--no-track", "-n", "1", "deploy"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("indexing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.project().join(".cache/index.bin").is_file());
+}
