@@ -1,0 +1,113 @@
+//! Micro-benchmarks for the pure parts: tokenize, index, rank, compile.
+//! `cargo bench --bench micro` prints the median of each over several runs;
+//! every loop checks a count so the work cannot be optimised away.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use mem::compile::{Sources, plan};
+use mem::frontmatter::Document;
+use mem::memory::Memory;
+use mem::rank::corpus::Corpus;
+use mem::rank::score::{Params, Request, rank};
+use mem::rank::tokenize::Tokenizer;
+use mem::relpath::RelPath;
+use mem::roots::Scope;
+
+const WORDS: &[&str] = &[
+    "部署",
+    "脚本",
+    "数据库",
+    "迁移",
+    "缓存",
+    "超时",
+    "监控",
+    "日志",
+    "deploy",
+    "migration",
+    "cache",
+    "timeout",
+    "pnpm",
+    "PostgreSQL",
+    "k8s",
+    "rollout",
+    "连接池",
+    "回滚",
+    "review",
+    "flaky",
+    "test",
+];
+
+/// A deterministic memory: a few sentences drawn from WORDS.
+fn memory(i: usize) -> Memory {
+    let pick = |k: usize| WORDS[(i * 7 + k * 13) % WORDS.len()];
+    let body: String = (0..40).map(|k| format!("{} {}，", pick(k), pick(k + 3))).collect();
+    let text = format!(
+        "---\nsummary: {} {} {}\nload_when: [{}]\n---\n# {} {}\n\n{body}\n",
+        pick(1),
+        pick(2),
+        pick(3),
+        pick(4),
+        pick(5),
+        i
+    );
+    let doc = Document::parse(&text).expect("valid");
+    let path = RelPath::parse(&format!("cat{}/m{i}", i % 12)).expect("valid");
+    Memory::from_document(path, Scope::Project, &doc, 0).0
+}
+
+fn median(mut f: impl FnMut() -> usize, expect: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..9)
+        .map(|_| {
+            let t = Instant::now();
+            let n = black_box(f());
+            assert_eq!(n, expect, "the benchmark did not do its work");
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn main() {
+    let memories: Vec<Memory> = (0..10_000).map(memory).collect();
+    let tokenizer = Tokenizer::new();
+    let text: String = memories.iter().take(1000).map(|m| m.body.as_str()).collect();
+    let tokens = {
+        let mut n = 0;
+        tokenizer.tokens(&text, |_| n += 1);
+        n
+    };
+    let t = median(
+        || {
+            let mut n = 0;
+            tokenizer.tokens(&text, |_| n += 1);
+            n
+        },
+        tokens,
+    );
+    println!("tokenize {} KiB of mixed text: {t:?} ({tokens} tokens)", text.len() / 1024);
+
+    let t = median(|| Corpus::build(&memories).len(), memories.len());
+    println!("index 10,000 memories: {t:?}");
+
+    let corpus = Corpus::build(&memories);
+    let filter = |_: usize| true;
+    let req = Request {
+        query: "部署 timeout 回滚",
+        limit: 10,
+        now_ms: 0,
+        signals: &[],
+        filter: &filter,
+        explain: false,
+    };
+    let t = median(|| rank(&corpus, &memories, &Params::default(), &req).len(), 10);
+    println!("rank one query over 10,000 memories: {t:?}");
+
+    let indexes = BTreeMap::new();
+    let root_md = "# Root\n\n<!-- auto:begin registry -->\n<!-- auto:end -->\n<!-- auto:begin routing -->\n<!-- auto:end -->\n";
+    let sources = Sources { memories: &memories, root_md: Some(root_md), indexes: &indexes };
+    let t = median(|| plan(&sources, false).changes.len(), 13);
+    println!("compile 10,000 memories (12 indexes + ROOT.md): {t:?}");
+}
