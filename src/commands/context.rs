@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::cache::index_all;
 use crate::context::Context;
 use crate::error::Result;
 use crate::glob;
@@ -19,7 +20,6 @@ use crate::output::Style;
 use crate::rank::corpus::Corpus;
 use crate::rank::score::{Params, Request, Signals, rank};
 use crate::roots::{Root, Scope};
-use crate::scan::scan_all;
 use crate::state;
 use crate::time::{Lang, relative_age};
 use crate::trust;
@@ -130,13 +130,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             ok
         })
         .collect();
-    let tree = scan_all(&roots);
+    let (memories, corpus, _) = index_all(&roots);
     let role = args.role.as_ref().or(ctx.role.as_ref());
-    let memories: Vec<Memory> = tree
-        .memories
-        .into_iter()
-        .filter(|m| !m.is_superseded() && m.role.as_ref().is_none_or(|r| Some(r) == role))
-        .collect();
+    let visible = |d: usize| {
+        let m = &memories[d];
+        corpus.is_live(d) && !m.is_superseded() && m.role.as_ref().is_none_or(|r| Some(r) == role)
+    };
+    let shown: Vec<usize> = (0..memories.len()).filter(|&d| visible(d)).collect();
     let mut picked: Vec<(Section, usize)> = Vec::new();
     let mut seen = HashSet::new();
     let mut pick = |section: Section, d: usize, picked: &mut Vec<(Section, usize)>| {
@@ -144,24 +144,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             picked.push((section, d));
         }
     };
-    for (d, m) in memories.iter().enumerate() {
-        if is_rule(m) {
+    for &d in &shown {
+        if is_rule(&memories[d]) {
             pick(Section::Rule, d, &mut picked);
         }
     }
-    for (d, m) in memories.iter().enumerate() {
-        if m.pinned {
+    for &d in &shown {
+        if memories[d].pinned {
             pick(Section::Pinned, d, &mut picked);
         }
     }
-    for (d, m) in memories.iter().enumerate() {
-        if args.files.iter().any(|f| m.paths.iter().any(|p| glob::matches(p, f))) {
+    for &d in &shown {
+        if args.files.iter().any(|f| memories[d].paths.iter().any(|p| glob::matches(p, f))) {
             pick(Section::File, d, &mut picked);
         }
     }
     let mut matched = Vec::new();
     if let Some(query) = query.as_deref().filter(|q| !q.trim().is_empty()) {
-        for d in best_matches(ctx, &roots, &memories, query) {
+        for d in best_matches(ctx, &roots, &memories, &corpus, query, &visible) {
             let before = picked.len();
             pick(Section::Match, d, &mut picked);
             if picked.len() > before {
@@ -180,7 +180,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         format: args.format,
         lang: ctx.lang,
     };
-    let routing = routing(&memories);
+    let routing = routing(shown.iter().map(|&d| &memories[d]));
     let routing_tokens: usize =
         routing.iter().map(|(t, f)| estimate_tokens(t) + estimate_tokens(f) + 2).sum();
     let mut routing_placed = routing.is_empty();
@@ -232,17 +232,22 @@ fn is_rule(m: &Memory) -> bool {
     m.path.category == "rules" || m.kind.eq_ignore_ascii_case("rule")
 }
 
-fn routing(memories: &[Memory]) -> Vec<(String, String)> {
-    let mut rows: Vec<(String, String)> = memories
-        .iter()
-        .flat_map(|m| m.load_when.iter().map(move |t| (t.clone(), m.file())))
-        .collect();
+fn routing<'a>(memories: impl Iterator<Item = &'a Memory>) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> =
+        memories.flat_map(|m| m.load_when.iter().map(move |t| (t.clone(), m.file()))).collect();
     rows.sort();
     rows.dedup();
     rows
 }
 
-fn best_matches(ctx: &Context, roots: &[&Root], memories: &[Memory], query: &str) -> Vec<usize> {
+fn best_matches(
+    ctx: &Context,
+    roots: &[&Root],
+    memories: &[Memory],
+    corpus: &Corpus,
+    query: &str,
+    visible: &dyn Fn(usize) -> bool,
+) -> Vec<usize> {
     let states: Vec<(Scope, state::State)> =
         roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
     let signals: Vec<Signals> = memories
@@ -256,17 +261,15 @@ fn best_matches(ctx: &Context, roots: &[&Root], memories: &[Memory], query: &str
             Signals { hits: hits.min(u32::MAX as u64) as u32 }
         })
         .collect();
-    let corpus = Corpus::build(memories);
-    let filter = |_: usize| true;
     let req = Request {
         query,
         limit: 10,
         now_ms: ctx.now_ms,
         signals: &signals,
-        filter: &filter,
+        filter: visible,
         explain: false,
     };
-    rank(&corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
+    rank(corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
 }
 
 fn entry(section: Section, m: &Memory, ctx: &Context) -> Entry {
