@@ -7,6 +7,7 @@
 //! re-read and indexed on the side; deleted files are left out. The file is
 //! replaced atomically, so concurrent readers never see half of it.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
@@ -62,17 +63,18 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let Some((entries, cached)) = read(root) else {
         return rebuild(root, &files, problems, tokenizer);
     };
-    let by_rel: HashMap<(&str, &str), usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| ((e.memory.path.category.as_str(), e.memory.path.slug.as_str()), i))
-        .collect();
+    // Both lists are in walk order (category, then file name): merge them.
     let mut live = vec![false; entries.len()];
     let mut changed = Vec::new();
+    let mut i = 0;
     for f in &files {
-        match by_rel.get(&(f.rel.category.as_str(), f.rel.slug.as_str())) {
-            Some(&i) if entries[i].size == f.size && entries[i].mtime_ns == f.mtime_ns => {
-                live[i] = true
+        while i < entries.len() && walk_order(&entries[i].memory.path, &f.rel) == Ordering::Less {
+            i += 1;
+        }
+        match entries.get(i) {
+            Some(e) if e.memory.path == f.rel && e.size == f.size && e.mtime_ns == f.mtime_ns => {
+                live[i] = true;
+                i += 1;
             }
             _ => changed.push(f.clone()),
         }
@@ -102,6 +104,14 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     segments.push(overlay);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed { memories, live, segments, problems }
+}
+
+/// The order [`walk`] lists files in: category, then file name (`<slug>.md`).
+fn walk_order(a: &RelPath, b: &RelPath) -> Ordering {
+    fn name(r: &RelPath) -> impl Iterator<Item = u8> + '_ {
+        r.slug.bytes().chain(*b".md")
+    }
+    a.category.cmp(&b.category).then_with(|| name(a).cmp(name(b)))
 }
 
 /// Read every file, index it, and write a new cache.

@@ -18,7 +18,7 @@ use crate::guard::estimate_tokens;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::corpus::Corpus;
-use crate::rank::score::{Params, Request, Signals, rank};
+use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
 use crate::state;
 use crate::time::{Lang, relative_age};
@@ -250,17 +250,7 @@ fn best_matches(
 ) -> Vec<usize> {
     let states: Vec<(Scope, state::State)> =
         roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
-    let signals: Vec<Signals> = memories
-        .iter()
-        .map(|m| {
-            let hits = states
-                .iter()
-                .find(|(s, _)| *s == m.scope)
-                .and_then(|(_, st)| st.hits.get(&m.file()))
-                .map_or(0, |h| h.count);
-            Signals { hits: hits.min(u32::MAX as u64) as u32 }
-        })
-        .collect();
+    let signals = crate::commands::recall::signals(memories, &states);
     let req = Request {
         query,
         limit: 10,

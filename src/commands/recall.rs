@@ -4,7 +4,7 @@
 //! the top results and counts one hit for each shown, in its root's
 //! `.state.json`, unless `--no-track`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -105,14 +105,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             (r.scope, s)
         })
         .collect();
-    let signals: Vec<Signals> = memories
-        .iter()
-        .map(|m| {
-            let state = states.iter().find(|(scope, _)| *scope == m.scope).map(|(_, s)| s);
-            let hits = state.and_then(|s| s.hits.get(&m.file())).map_or(0, |h| h.count);
-            Signals { hits: hits.min(u32::MAX as u64) as u32 }
-        })
-        .collect();
+    let signals = signals(&memories, &states);
     let role = args.role.as_ref().or(ctx.role.as_ref());
     let filter = |d: usize| corpus.is_live(d) && visible(&memories[d], args, role);
     let request = Request {
@@ -167,6 +160,33 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let empty = corpus.live_len() == 0;
     Ok(Report { query, results, warnings, empty })
+}
+
+/// Hit counts per memory, from each root's state; empty when nothing was
+/// ever hit. Keyed without formatting a path per memory: this runs over
+/// every memory on every recall.
+pub fn signals(memories: &[Memory], states: &[(Scope, state::State)]) -> Vec<Signals> {
+    let mut hits: HashMap<(Scope, &str, &str), u32> = HashMap::new();
+    for (scope, state) in states {
+        for (path, h) in &state.hits {
+            if let Some((category, file)) = path.split_once('/') {
+                let slug = file.strip_suffix(".md").unwrap_or(file);
+                hits.insert((*scope, category, slug), h.count.min(u64::from(u32::MAX)) as u32);
+            }
+        }
+    }
+    if hits.is_empty() {
+        return Vec::new();
+    }
+    memories
+        .iter()
+        .map(|m| Signals {
+            hits: hits
+                .get(&(m.scope, m.path.category.as_str(), m.path.slug.as_str()))
+                .copied()
+                .unwrap_or(0),
+        })
+        .collect()
 }
 
 /// Filters: superseded (unless --all), category, kind, role.
@@ -299,6 +319,28 @@ mod tests {
         assert!(lines[1].ends_with('…'));
         assert_eq!(wrap("short", 76, 2), ["short"]);
         assert!(wrap("", 76, 2).is_empty());
+    }
+
+    #[test]
+    fn signals_follow_each_roots_hit_counts() {
+        use crate::frontmatter::Document;
+        use crate::relpath::RelPath;
+        let memory = |path: &str, scope| {
+            let doc = Document::parse("x\n").unwrap();
+            Memory::from_document(RelPath::parse(path).unwrap(), scope, &doc, 0).0
+        };
+        let memories = [
+            memory("a/x", Scope::Project),
+            memory("a/x", Scope::Global),
+            memory("b/y", Scope::Project),
+        ];
+        let mut project = state::State::default();
+        project.hits.insert("a/x.md".into(), state::Hits { count: 3, last: 1 });
+        let mut global = state::State::default();
+        global.hits.insert("a/x.md".into(), state::Hits { count: 7, last: 1 });
+        let s = signals(&memories, &[(Scope::Project, project), (Scope::Global, global)]);
+        assert_eq!(s.iter().map(|s| s.hits).collect::<Vec<_>>(), [3, 7, 0]);
+        assert!(signals(&memories, &[]).is_empty());
     }
 
     #[test]
