@@ -63,22 +63,7 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let Some((entries, cached)) = read(root) else {
         return rebuild(root, &files, problems, tokenizer);
     };
-    // Both lists are in walk order (category, then file name): merge them.
-    let mut live = vec![false; entries.len()];
-    let mut changed = Vec::new();
-    let mut i = 0;
-    for f in &files {
-        while i < entries.len() && walk_order(&entries[i].memory.path, &f.rel) == Ordering::Less {
-            i += 1;
-        }
-        match entries.get(i) {
-            Some(e) if e.memory.path == f.rel && e.size == f.size && e.mtime_ns == f.mtime_ns => {
-                live[i] = true;
-                i += 1;
-            }
-            _ => changed.push(f.clone()),
-        }
-    }
+    let (mut live, changed) = match_files(&entries, &files);
     // Past a few percent of changed files, a fresh cache pays for itself.
     if changed.len() > 64.max(entries.len() / 20) {
         return rebuild(root, &files, problems, tokenizer);
@@ -104,6 +89,43 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     segments.push(overlay);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed { memories, live, segments, problems }
+}
+
+/// Which cached entries are still current, and which files must be read.
+/// Both lists are in walk order (category, then file name): merge them.
+fn match_files(entries: &[Entry], files: &[FileEntry]) -> (Vec<bool>, Vec<FileEntry>) {
+    let mut live = vec![false; entries.len()];
+    let mut changed = Vec::new();
+    let mut i = 0;
+    for f in files {
+        while i < entries.len() && walk_order(&entries[i].memory.path, &f.rel) == Ordering::Less {
+            i += 1;
+        }
+        match entries.get(i) {
+            Some(e) if e.memory.path == f.rel && e.size == f.size && e.mtime_ns == f.mtime_ns => {
+                live[i] = true;
+                i += 1;
+            }
+            _ => changed.push(f.clone()),
+        }
+    }
+    (live, changed)
+}
+
+/// A root's memories as their frontmatter says, through the cache when it
+/// is there (only changed files are read), never writing it: for commands
+/// that need metadata, not ranking.
+pub fn memories(root: &Root) -> Vec<Memory> {
+    let (files, _) = walk(root);
+    let Some((entries, _)) = read(root) else { return load_files(root.scope, &files).memories };
+    let (live, changed) = match_files(&entries, &files);
+    let fresh = load_files(root.scope, &changed).memories;
+    entries
+        .into_iter()
+        .zip(live)
+        .filter_map(|(e, live)| live.then_some(e.memory))
+        .chain(fresh)
+        .collect()
 }
 
 /// The order [`walk`] lists files in: category, then file name (`<slug>.md`).

@@ -9,13 +9,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 use similar::TextDiff;
 
-use crate::cache::index_root;
+use crate::cache;
 use crate::compile::{Change, Note, Sources, plan};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::memory::Memory;
 use crate::output::Style;
-use crate::rank::tokenize::Tokenizer;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
 use crate::write::{remove_file, write_atomic};
@@ -108,13 +106,7 @@ pub fn stale(root: &Root) -> Result<(Vec<String>, Vec<NoteReport>)> {
 fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootReport> {
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
-    let indexed = index_root(root, &Tokenizer::new());
-    let memories: Vec<Memory> = indexed
-        .memories
-        .into_iter()
-        .zip(indexed.live)
-        .filter_map(|(m, live)| live.then_some(m))
-        .collect();
+    let memories = cache::memories(root);
     let root_md = read_text(&root.dir.join("ROOT.md"))?;
     let indexes = read_indexes(root)?;
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };

@@ -156,6 +156,9 @@ fn check_shows_the_diff_and_exits_1_when_stale() {
         .stdout(contains("facts/index.md"))
         .stderr(contains("stale; run `mem compile`"));
     assert_eq!(env.read("facts/index.md"), before, "--check writes nothing");
+    let _ = std::fs::remove_dir_all(env.project().join(".cache"));
+    env.mem(["compile", "--check"]).assert().code(1);
+    assert!(!env.project().join(".cache").exists(), "--check writes no cache either");
     env.mem(["compile"]).assert().success();
     env.mem(["compile", "--check"]).assert().success();
 }
