@@ -137,6 +137,21 @@ impl Memory {
     pub fn is_superseded(&self) -> bool {
         self.superseded_by.is_some()
     }
+
+    /// A hard rule: a file under `rules/`, or `kind: rule`.
+    pub fn is_rule(&self) -> bool {
+        self.path.category == "rules" || self.kind.eq_ignore_ascii_case("rule")
+    }
+
+    /// Always in an agent's context: a rule or a pinned memory, not superseded.
+    pub fn is_resident(&self) -> bool {
+        !self.is_superseded() && (self.pinned || self.is_rule())
+    }
+
+    /// Estimated tokens this memory takes when resident (title and body).
+    pub fn resident_tokens(&self) -> usize {
+        crate::guard::estimate_tokens(&self.title) + crate::guard::estimate_tokens(&self.body)
+    }
 }
 
 /// `rule` under `rules/`, else `fact`.

@@ -66,9 +66,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         for m in scan_root(root).memories {
             let age_days = (ctx.now_ms - m.updated) / DAY_MS;
             let count = hits.get(&m.file()).map_or(0, |h| h.count);
-            let rule = m.path.category == "rules" || m.kind.eq_ignore_ascii_case("rule");
             let eligible = !m.pinned
-                && !rule
+                && !m.is_rule()
                 && age_days >= i64::from(args.max_age_days)
                 && count <= args.max_hits
                 && args.category.as_ref().is_none_or(|c| &m.path.category == c);

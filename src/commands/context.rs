@@ -145,7 +145,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     };
     for &d in &shown {
-        if is_rule(&memories[d]) {
+        if memories[d].is_rule() {
             pick(Section::Rule, d, &mut picked);
         }
     }
@@ -225,11 +225,6 @@ fn place_routing(report: &mut Report, routing: &[(String, String)], tokens: usiz
     } else {
         report.left_out.push("ROOT.md (routing table)".into());
     }
-}
-
-/// Hard rules: files under `rules/`, or `kind: rule`.
-fn is_rule(m: &Memory) -> bool {
-    m.path.category == "rules" || m.kind.eq_ignore_ascii_case("rule")
 }
 
 fn routing<'a>(memories: impl Iterator<Item = &'a Memory>) -> Vec<(String, String)> {

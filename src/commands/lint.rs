@@ -13,7 +13,7 @@ use crate::commands::stats::max_entries;
 use crate::context::Context;
 use crate::error::Result;
 use crate::frontmatter::Document;
-use crate::guard::{DUPLICATE_THRESHOLD, bigrams, estimate_tokens, jaccard, secrets};
+use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, secrets};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::roots::Root;
@@ -116,8 +116,8 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let resident: usize = read
         .iter()
         .map(|r| &r.memory)
-        .filter(|m| !m.is_superseded() && (m.pinned || m.kind == "rule"))
-        .map(|m| estimate_tokens(&format!("{}\n{}", m.title, m.body)))
+        .filter(|m| m.is_resident())
+        .map(Memory::resident_tokens)
         .sum();
     if resident > DEFAULT_BUDGET {
         out.push(Finding {

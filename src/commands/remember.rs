@@ -14,7 +14,7 @@ use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::frontmatter::Document;
-use crate::guard::{DUPLICATE_THRESHOLD, bigrams, estimate_tokens, jaccard, quality, secrets};
+use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality, secrets};
 use crate::memory::{Memory, date_ms, truncate};
 use crate::output::Style;
 use crate::relpath::RelPath;
@@ -227,11 +227,8 @@ fn manifest(after: &[Memory], rel: &RelPath) -> Vec<(String, String)> {
 /// A warning when the always-resident memories (rules and pinned) of the
 /// written root exceed the default context budget.
 fn resident_warning(after: &[Memory], scope: Scope) -> Option<String> {
-    let resident: usize = after
-        .iter()
-        .filter(|m| !m.is_superseded() && (m.pinned || m.kind == "rule"))
-        .map(|m| estimate_tokens(&format!("{}\n{}", m.title, m.body)))
-        .sum();
+    let resident: usize =
+        after.iter().filter(|m| m.is_resident()).map(Memory::resident_tokens).sum();
     (resident > DEFAULT_BUDGET).then(|| {
         format!(
             "the always-resident memories (rules and pinned) of the {} root take about {resident} tokens, over the {DEFAULT_BUDGET}-token context budget: shorten them, move detail elsewhere, or unpin",

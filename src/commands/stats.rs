@@ -10,7 +10,6 @@ use serde::Serialize;
 use crate::commands::remember::DEFAULT_BUDGET;
 use crate::context::Context;
 use crate::error::Result;
-use crate::guard::estimate_tokens;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::tokenize::is_cjk;
@@ -180,8 +179,8 @@ fn root_stats(
         if s.newest.as_ref().is_none_or(|(_, t)| m.updated > *t) {
             s.newest = Some((m.file(), m.updated));
         }
-        if !m.is_superseded() && (m.pinned || m.kind == "rule") {
-            s.resident_tokens += estimate_tokens(&format!("{}\n{}", m.title, m.body));
+        if m.is_resident() {
+            s.resident_tokens += m.resident_tokens();
         }
     }
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
