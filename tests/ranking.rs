@@ -122,3 +122,15 @@ fn a_query_of_question_words_still_finds_what_shares_them() {
     assert_eq!(ranked(&memories, "how xyzzy"), ["facts/how.md"], "unknown content words fall back");
     assert_eq!(ranked(&memories, "什么"), Vec::<String>::new());
 }
+
+#[test]
+fn two_query_words_also_find_their_compound() {
+    let memories = vec![
+        memory(
+            "references/runbook",
+            "---\nload_when: [rollback]\n---\n# Runbook\n\nThe rollback uses deploy.sh --rollback.\n",
+        ),
+        memory("facts/release", "# Release\n\nEach release is tagged from main.\n"),
+    ];
+    assert_eq!(ranked(&memories, "how do we roll back")[0], "references/runbook.md");
+}

@@ -123,7 +123,6 @@ impl Term<'_> {
 pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request) -> Vec<Hit> {
     let n = corpus.len();
     let mut tokens = corpus.token_list(req.query);
-    let query_set: HashSet<String> = tokens.iter().cloned().collect();
     let mut seen = HashSet::new();
     tokens.retain(|t| seen.insert(t.clone()));
     let make_terms = |list: Vec<String>| -> Vec<Term> {
@@ -138,6 +137,15 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
             })
             .collect()
     };
+    // Two query words also look for their compound: `roll back` finds `rollback`.
+    let compounds: Vec<String> = tokens
+        .iter()
+        .filter(|t| t.contains(' '))
+        .map(|t| t.replace(' ', ""))
+        .filter(|c| !tokens.contains(c))
+        .collect();
+    tokens.extend(compounds);
+    let query_set: HashSet<String> = tokens.iter().cloned().collect();
     // Question and function words count only when nothing else matches, so a
     // query never comes back empty while a memory shares a word with it.
     let content: Vec<String> = tokens.iter().filter(|t| !is_stopword(t)).cloned().collect();
