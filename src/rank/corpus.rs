@@ -225,9 +225,12 @@ impl Segment {
         tokenizer: &Tokenizer,
         done: &std::sync::atomic::AtomicUsize,
     ) -> Vec<Segment> {
-        const CHUNK: usize = 8192;
+        const MAX_CHUNK: usize = 8192;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        let chunks: Vec<&[Memory]> = memories.chunks(CHUNK).collect();
+        // Whole chunks per thread, of equal size, at most MAX_CHUNK memories each.
+        let chunk_count = memories.len().div_ceil(MAX_CHUNK).div_ceil(threads).max(1) * threads;
+        let chunk = memories.len().div_ceil(chunk_count).max(1);
+        let chunks: Vec<&[Memory]> = memories.chunks(chunk).collect();
         let per_thread = chunks.len().div_ceil(threads).max(1);
         std::thread::scope(|s| {
             let workers: Vec<_> = chunks
