@@ -59,8 +59,12 @@ pub fn path(root: &Root) -> PathBuf {
 
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
-    let (files, mut problems) = walk(root);
-    let Some((entries, cached)) = read(root) else {
+    // Listing the files and reading the cache do not depend on each other.
+    let ((files, mut problems), cache) = std::thread::scope(|s| {
+        let cache = s.spawn(|| read(root));
+        (walk(root), cache.join().ok().flatten())
+    });
+    let Some((entries, cached)) = cache else {
         return rebuild(root, &files, problems, tokenizer);
     };
     let (mut live, changed) = match_files(&entries, &files);
