@@ -389,24 +389,35 @@ fn get_memory(path: RelPath, root: &Root, at: &mut &[u8]) -> Option<Memory> {
 /// at the same path as a live project memory is shadowed: known, not ranked.
 pub fn index_all(roots: &[&Root]) -> (Vec<Memory>, crate::rank::corpus::Corpus, Vec<Problem>) {
     let tokenizer = Tokenizer::new();
+    let mut indexed: Vec<Indexed> = roots.iter().map(|root| index_root(root, &tokenizer)).collect();
+    // A later root's memory at a path an earlier root has is shadowed.
+    for k in 1..indexed.len() {
+        let (earlier, later) = indexed.split_at_mut(k);
+        let taken: std::collections::HashSet<&RelPath> = earlier
+            .iter()
+            .flat_map(|ix| {
+                ix.memories.iter().zip(&ix.live).filter(|(_, l)| **l).map(|(m, _)| &m.path)
+            })
+            .collect();
+        let last = &mut later[0];
+        for (m, alive) in last.memories.iter().zip(last.live.iter_mut()) {
+            *alive = *alive && !taken.contains(&m.path);
+        }
+    }
     let mut memories = Vec::new();
     let mut live = Vec::new();
     let mut segments = Vec::new();
     let mut problems = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for root in roots {
-        let indexed = index_root(root, &tokenizer);
-        for (m, alive) in indexed.memories.iter().zip(&indexed.live) {
-            live.push(*alive && !seen.contains(&m.path));
+    for ix in indexed {
+        if memories.is_empty() {
+            memories = ix.memories;
+            live = ix.live;
+        } else {
+            memories.extend(ix.memories);
+            live.extend(ix.live);
         }
-        for (m, alive) in indexed.memories.iter().zip(&indexed.live) {
-            if *alive {
-                seen.insert(m.path.clone());
-            }
-        }
-        memories.extend(indexed.memories);
-        segments.extend(indexed.segments);
-        problems.extend(indexed.problems);
+        segments.extend(ix.segments);
+        problems.extend(ix.problems);
     }
     let corpus = crate::rank::corpus::Corpus::assemble(&memories, live, segments);
     (memories, corpus, problems)
