@@ -1,6 +1,7 @@
 //! The per-root index cache, `<root>/.cache/index.bin`: every memory's
-//! metadata and field lengths, and the packed term table, keyed by each
-//! file's path, size and modification time.
+//! metadata and field lengths, and packed term tables (one per segment of
+//! memories; postings are read per query term), keyed by each file's path,
+//! size and modification time.
 //!
 //! It is derived and disposable. A missing, truncated, corrupt or
 //! other-version cache is rebuilt; files whose size or mtime changed are

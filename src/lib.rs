@@ -7,9 +7,16 @@
 //! 2. [`scan`] walks each root and reads every `<category>/<slug>.md` through
 //!    [`frontmatter`] into a [`memory::Memory`]; files it cannot read are
 //!    reported as problems, never aborts.
-//! 3. A command in [`commands`] does its work and builds a report; [`write`]
-//!    is the only place that changes files (atomically, inside a root).
-//! 4. [`output`] prints the report for a person or as `--json`.
+//!    [`cache`] keeps what that yields per root (metadata, field lengths,
+//!    packed term tables) keyed by size and mtime, so a run re-reads only
+//!    changed files.
+//! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
+//!    frontmatter into generated text (pure); [`guard`] checks what is about
+//!    to be written.
+//! 4. A command in [`commands`] does its work and builds a report; [`write`]
+//!    is the only place that changes memory files (atomically, inside a root),
+//!    [`state`] the only one that changes hit counts.
+//! 5. [`output`] prints the report for a person or as `--json`.
 
 pub mod cache;
 pub mod cli;
