@@ -13,7 +13,7 @@
 //! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
 //!    frontmatter into generated text (pure); [`guard`] checks what is about
 //!    to be written.
-//! 4. A command in [`commands`] does its work and builds a report; [`write`]
+//! 4. A command in [`commands`] does its work and builds a report; [`write`](mod@write)
 //!    is the only place that changes memory files (atomically, inside a root),
 //!    [`state`] the only one that changes hit counts.
 //! 5. [`output`] prints the report for a person or as `--json`.

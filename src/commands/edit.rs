@@ -24,7 +24,7 @@ const TEMPLATE: &str = include_str!("../../templates/memory.md");
     after_help = "Examples:\n  mem edit decisions/store-format\n  EDITOR=\"code --wait\" mem edit pitfalls/new-trap"
 )]
 pub struct Args {
-    /// The memory, as <category>/<slug> (created from a template if new)
+    /// The memory, as CATEGORY/SLUG (created from a template if new)
     pub path: String,
 }
 

@@ -18,7 +18,7 @@ use crate::write::{move_file, trash, trash_dir};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  mem forget facts/node-version-18")]
 pub struct Args {
-    /// The memory, as <category>/<slug>
+    /// The memory, as CATEGORY/SLUG
     pub path: String,
 }
 
@@ -26,7 +26,7 @@ pub struct Args {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  mem restore facts/node-version-18")]
 pub struct RestoreArgs {
-    /// The memory, as <category>/<slug>
+    /// The memory, as CATEGORY/SLUG
     pub path: String,
 }
 

@@ -17,7 +17,7 @@ use crate::write::history_dir;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  mem history decisions/store-format")]
 pub struct Args {
-    /// The memory, as <category>/<slug>
+    /// The memory, as CATEGORY/SLUG
     pub path: String,
 }
 

@@ -22,7 +22,7 @@ use crate::state::{self, Hits};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  mem inspect\n  mem inspect decisions/orm-drizzle --json")]
 pub struct Args {
-    /// A memory, as <category>/<slug>
+    /// A memory, as CATEGORY/SLUG
     pub path: Option<String>,
     /// Look for credentials in every memory file instead
     #[arg(long, conflicts_with = "path")]

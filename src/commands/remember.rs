@@ -36,7 +36,7 @@ Examples:
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The memory, as <category>/<slug>
+    /// The memory, as CATEGORY/SLUG
     pub path: String,
     /// The Markdown body; `-` reads it from stdin. On update, omit it to keep the body
     pub body: Option<String>,
