@@ -26,7 +26,17 @@ use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x01";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 4;
+const FORMAT: u64 = 5;
+
+/// Files changed this close to the listing a cache was built from are read
+/// again: two seconds covers the coarsest file system clocks.
+const RACY_NS: u64 = 2_000_000_000;
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
 
 /// A root ready for ranking.
 pub struct Indexed {
@@ -60,18 +70,19 @@ pub fn path(root: &Root) -> PathBuf {
 
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
+    let listed_at = now_ns();
     // Listing the files and reading the cache do not depend on each other.
     let ((files, mut problems), cache) = std::thread::scope(|s| {
         let cache = s.spawn(|| read(root));
         (walk(root), cache.join().ok().flatten())
     });
-    let Some((entries, cached)) = cache else {
-        return rebuild(root, &files, problems, tokenizer);
+    let Some((entries, cached, built_at)) = cache else {
+        return rebuild(root, &files, problems, tokenizer, listed_at);
     };
-    let (mut live, changed) = match_files(&entries, &files);
+    let (mut live, changed) = match_files(&entries, &files, built_at);
     // Past a few percent of changed files, a fresh cache pays for itself.
     if changed.len() > 64.max(entries.len() / 20) {
-        return rebuild(root, &files, problems, tokenizer);
+        return rebuild(root, &files, problems, tokenizer, listed_at);
     }
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
@@ -98,7 +109,16 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
 
 /// Which cached entries are still current, and which files must be read.
 /// Both lists are in walk order (category, then file name): merge them.
-fn match_files(entries: &[Entry], files: &[FileEntry]) -> (Vec<bool>, Vec<FileEntry>) {
+///
+/// An entry is trusted only if its file was last changed clearly before the
+/// listing the cache was built from (`built_at`): a file written in the same
+/// clock tick as that listing could have changed unseen (git's "racy" case),
+/// so it is read again.
+fn match_files(
+    entries: &[Entry],
+    files: &[FileEntry],
+    built_at: u64,
+) -> (Vec<bool>, Vec<FileEntry>) {
     let mut live = vec![false; entries.len()];
     let mut changed = Vec::new();
     let mut i = 0;
@@ -107,7 +127,12 @@ fn match_files(entries: &[Entry], files: &[FileEntry]) -> (Vec<bool>, Vec<FileEn
             i += 1;
         }
         match entries.get(i) {
-            Some(e) if e.memory.path == f.rel && e.size == f.size && e.mtime_ns == f.mtime_ns => {
+            Some(e)
+                if e.memory.path == f.rel
+                    && e.size == f.size
+                    && e.mtime_ns == f.mtime_ns
+                    && f.mtime_ns.saturating_add(RACY_NS) < built_at =>
+            {
                 live[i] = true;
                 i += 1;
             }
@@ -122,8 +147,10 @@ fn match_files(entries: &[Entry], files: &[FileEntry]) -> (Vec<bool>, Vec<FileEn
 /// that need metadata, not ranking.
 pub fn memories(root: &Root) -> Vec<Memory> {
     let (files, _) = walk(root);
-    let Some((entries, _)) = read(root) else { return load_files(root.scope, &files).memories };
-    let (live, changed) = match_files(&entries, &files);
+    let Some((entries, _, built_at)) = read(root) else {
+        return load_files(root.scope, &files).memories;
+    };
+    let (live, changed) = match_files(&entries, &files, built_at);
     let fresh = load_files(root.scope, &changed).memories;
     entries
         .into_iter()
@@ -147,6 +174,7 @@ fn rebuild(
     files: &[FileEntry],
     mut problems: Vec<Problem>,
     tokenizer: &Tokenizer,
+    listed_at: u64,
 ) -> Indexed {
     // Reading counts one step per file, indexing another.
     let progress = Progress::start("indexing memories", 2 * files.len());
@@ -160,7 +188,7 @@ fn rebuild(
     for p in scan.problems.iter().filter(|p| !p.skipped) {
         field_problems.entry(p.path.clone()).or_default().push(p.message.clone());
     }
-    let bytes = encode(root, files, &scan.memories, &segments, &field_problems);
+    let bytes = encode(root, files, &scan.memories, &segments, &field_problems, listed_at);
     // A cache that cannot be written only costs time on the next run.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
     problems.extend(scan.problems);
@@ -180,9 +208,11 @@ fn encode(
     memories: &[Memory],
     segments: &[Segment],
     field_problems: &HashMap<PathBuf, Vec<String>>,
+    listed_at: u64,
 ) -> Vec<u8> {
     let keys: HashMap<String, &FileEntry> = files.iter().map(|f| (f.rel.file(), f)).collect();
     let mut checked = Vec::new();
+    varint(listed_at, &mut checked);
     varint(memories.len() as u64, &mut checked);
     let lengths = segments.iter().flat_map(|s| s.lengths.iter());
     for (m, len) in memories.iter().zip(lengths) {
@@ -234,7 +264,7 @@ fn encode(
 
 /// Read a root's cache: the entries and the packed segments (postings stay
 /// in the file). None when it is missing, damaged or from another version.
-fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>)> {
+fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>, u64)> {
     let mut file = fs::File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
@@ -249,6 +279,7 @@ fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>)> {
         return None;
     }
     let mut at = checked.as_slice();
+    let built_at = read_varint(&mut at)?;
     let count = read_varint(&mut at)? as usize;
     let mut entries = Vec::with_capacity(count.min(1 << 24));
     for _ in 0..count {
@@ -284,7 +315,7 @@ fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>)> {
         offset += postings_len;
         first += docs;
     }
-    (first == entries.len() && offset == total).then_some((entries, segments))
+    (first == entries.len() && offset == total).then_some((entries, segments, built_at))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.

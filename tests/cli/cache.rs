@@ -100,3 +100,18 @@ fn no_progress_line_when_piped() {
     );
     assert!(env.project().join(".cache/index.bin").is_file());
 }
+
+#[test]
+fn an_edit_in_the_same_clock_tick_is_not_missed() {
+    let env = Env::with_fixture("demo");
+    env.write("facts/racy.md", "alpha racy note\n");
+    let file = env.project().join("facts/racy.md");
+    let mtime = fs::metadata(&file).unwrap().modified().unwrap();
+    assert!(recall(&env, "alpha racy").contains("facts/racy.md"));
+    // Same size, same mtime: only the content changed, as an edit in the
+    // same tick as the cache build would look.
+    fs::write(&file, "gamma racy note\n").unwrap();
+    fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    assert!(recall(&env, "gamma").contains("facts/racy.md"));
+    assert!(!recall(&env, "alpha").contains("facts/racy.md"));
+}
