@@ -48,6 +48,9 @@ for count in $COUNTS; do
   fi
   tree="$WORK/tree-$count"
   rm -rf "$tree" && cp -r "$dir" "$tree"
+  # Files changed within 2 s of a cache build are re-read until they settle
+  # (an edit in the same clock tick must not be missed): let the copy settle.
+  sleep 2
   md_bytes=$(find "$tree/.memory" -name '*.md' -printf '%s\n' | awk '{s+=$1} END {print s}')
   db="$WORK/fts-$count.db"
 
@@ -92,6 +95,7 @@ for i in range(100):
     with open(os.path.join(cat, f'added-{i}.md'), 'w') as h:
         h.write(f'---\nsummary: added note {i} on the deploy timeout\n---\nA new memory {i}.\n')
 PY
+  sleep 2
   hyperfine -N --warmup 1 --min-runs 10 --export-json "$WORK/edited.json" \
     -n "mem recall after edits" "${recall[*]}" -n "rg -F" "rg -F -c $WORD $tree/.memory" >/dev/null
 
