@@ -15,7 +15,7 @@ use crate::memory::Memory;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{Problem, Tree, scan_all};
+use crate::scan::{Problem, Tree, scan_all, walk};
 use crate::state::{self, Hits};
 
 /// Show the roots, counts, shadowed files and problems; or one memory in full.
@@ -106,22 +106,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 }
 
 /// Every memory file of `roots` scanned for credentials (raw text, so files
-/// that do not parse are checked too).
+/// that do not parse, and misplaced ones, are checked too).
 fn find_secrets(roots: &[&Root]) -> Vec<SecretFinding> {
     let mut out = Vec::new();
     for root in roots {
-        let walk = walkdir::WalkDir::new(&root.dir).min_depth(2).max_depth(2).sort_by_file_name();
-        for entry in
-            walk.into_iter().filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        {
-            let Ok(entry) = entry else { continue };
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "md") || !entry.file_type().is_file() {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let (files, problems) = walk(root);
+        let misplaced = problems.into_iter().map(|p| p.path).filter(|p| p.is_file());
+        for path in files.into_iter().map(|f| f.path).chain(misplaced) {
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
             for f in secrets::scan(&text) {
-                out.push(SecretFinding { file: path.to_path_buf(), line: f.line, what: f.what });
+                out.push(SecretFinding { file: path.clone(), line: f.line, what: f.what });
             }
         }
     }
