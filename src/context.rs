@@ -135,6 +135,14 @@ impl Context {
         Ok(found)
     }
 
+    /// The project root, which must exist (for commands that act on it alone).
+    pub fn project_root(&self) -> Result<&Root> {
+        self.roots.project.as_ref().filter(|r| r.exists()).ok_or_else(|| {
+            Error::input("no project memory root here")
+                .hint("run `mem init` in the project, or pass --project DIR")
+        })
+    }
+
     /// The root of the given scope, if it is selected and exists.
     pub fn root(&self, scope: Scope) -> Option<&Root> {
         self.selected().into_iter().find(|r| r.scope == scope && r.exists())

@@ -267,16 +267,12 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
 fn target(ctx: &Context, into: Option<Into>) -> Result<&Root> {
     let root = match into {
         None => return ctx.write_root(),
+        Some(Into::Project) => return ctx.project_root(),
         Some(Into::Global) => &ctx.roots.global,
-        Some(Into::Project) => ctx
-            .roots
-            .project
-            .as_ref()
-            .ok_or_else(|| Error::input("no project root here").hint("run `mem init` first"))?,
     };
     if !root.exists() {
         return Err(Error::input(format!("{} is not a memory root yet", root.dir.display()))
-            .hint("create it with `mem init` (or `mem init --global`)"));
+            .hint("create it with `mem init --global`"));
     }
     Ok(root)
 }

@@ -44,9 +44,7 @@ pub struct Report {
 
 /// Install or uninstall.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let project = ctx.roots.project.as_ref().filter(|r| r.exists()).ok_or_else(|| {
-        Error::input("no project memory root here").hint("run `mem init` in the project first")
-    })?;
+    let project = ctx.project_root()?;
     let dir = project.dir.parent().unwrap_or(&project.dir).to_path_buf();
     let top = PathBuf::from(git(&dir, &["rev-parse", "--show-toplevel"])?);
     let hooks = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "hooks"])?);

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::Style;
-use crate::roots::Root;
 use crate::trust;
 
 /// Trust this project's memory: `mem context` and `mem mcp` will inject it.
@@ -31,16 +30,9 @@ pub struct Report {
     pub changed: bool,
 }
 
-fn project(ctx: &Context) -> Result<&Root> {
-    ctx.roots.project.as_ref().filter(|r| r.exists()).ok_or_else(|| {
-        Error::input("no project memory root here")
-            .hint("run it inside a project with .memory/ROOT.md, or pass --project DIR")
-    })
-}
-
 /// Trust the project root.
 pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
-    let root = project(ctx)?;
+    let root = ctx.project_root()?;
     let changed = !trust::is_trusted(&ctx.roots.global.dir, root);
     let path = trust::trust(&ctx.roots.global.dir, root, ctx.now_ms)?;
     Ok(Report { root: path, trusted: true, changed })
@@ -48,7 +40,7 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
 
 /// Untrust the project root.
 pub fn untrust(ctx: &Context, _args: &UntrustArgs) -> Result<Report> {
-    let root = project(ctx)?;
+    let root = ctx.project_root()?;
     let changed = trust::untrust(&ctx.roots.global.dir, root, ctx.now_ms)?;
     Ok(Report { root: root.dir.clone(), trusted: false, changed })
 }
