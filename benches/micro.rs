@@ -93,7 +93,7 @@ fn main() {
     println!("index 10,000 memories: {t:?}");
 
     let corpus = Corpus::build(&memories);
-    let filter = |_: usize| true;
+    let filter = |_, _: &mem::memory::Memory| true;
     let req = Request {
         query: "部署 timeout 回滚",
         limit: 10,

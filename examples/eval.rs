@@ -190,9 +190,9 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| mem::time::epoch_ms(std::time::SystemTime::now()));
     Box::new(move |q: &Query| {
-        let filter = |d: usize| {
-            !memories[d].is_superseded()
-                && (!scoped || q.scope.as_ref().is_none_or(|s| &memories[d].path.category == s))
+        let filter = |_, m: &mem::memory::Memory| {
+            !m.is_superseded()
+                && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
         };
         let req = Request {
             query: &q.query,

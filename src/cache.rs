@@ -1,61 +1,51 @@
-//! The per-root index cache, `<root>/.cache/index.bin`: every memory's
-//! metadata and field lengths, and packed term tables (one per segment of
-//! memories; postings are read per query term), keyed by each file's path,
-//! size and modification time.
+//! The per-root index cache, `<root>/.cache/index.bin`: what every memory
+//! file was (name, size, modification time), per-document ranking
+//! statistics, every memory's metadata as a record, and packed term tables
+//! (one per segment of memories).
+//!
+//! Opening it reads only the small part every query needs — the file list,
+//! the statistics and the term tables' block indexes — and checks it whole.
+//! Records, dictionary blocks and postings are read with positional reads
+//! when a query asks for them, each checked on its own.
 //!
 //! It is derived and disposable. A missing, truncated, corrupt or
 //! other-version cache is rebuilt; files whose size or mtime changed are
 //! re-read and indexed on the side; deleted files are left out. The file is
 //! replaced atomically, so concurrent readers never see half of it.
 
+use std::cell::{Cell, OnceCell};
 use std::cmp::Ordering;
-use std::collections::HashMap;
-use std::fs;
+use std::fs::{self, File};
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::memory::Memory;
 use crate::progress::Progress;
-use crate::rank::corpus::{FIELDS, Segment, Terms};
-use crate::rank::packed::{Packed, checksum, read_varint, varint};
+use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Terms};
+use crate::rank::packed::{Bytes, Packed, checksum, read_at, read_varint, varint};
+use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
-use crate::roots::Root;
-use crate::scan::{FileEntry, Problem, load_files, load_files_counted, walk};
+use crate::roots::{Root, Scope};
+use crate::scan::{FileEntry, Listing, Problem, list, load_files, load_files_counted};
 use crate::write::write_atomic;
 
-const MAGIC: &[u8; 8] = b"MEMIDX\0\x01";
+const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 5;
+const FORMAT: u64 = 7;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
 const RACY_NS: u64 = 2_000_000_000;
 
+/// Header: magic, version tag, total length, meta length, meta checksum.
+const HEADER: usize = 40;
+
 fn now_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// A root ready for ranking.
-pub struct Indexed {
-    /// Every memory known (bodies are empty for those read from the cache).
-    pub memories: Vec<Memory>,
-    /// Which memories exist now (a changed file's old entry is dead).
-    pub live: Vec<bool>,
-    /// Segments covering `memories` in order.
-    pub segments: Vec<Segment>,
-    pub problems: Vec<Problem>,
-}
-
-/// One cached memory.
-struct Entry {
-    size: u64,
-    mtime_ns: u64,
-    memory: Memory,
-    lengths: [u32; FIELDS],
-    problems: Vec<String>,
 }
 
 /// Remove a root's cache (after it turned out damaged).
@@ -68,104 +58,249 @@ pub fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("index.bin")
 }
 
+/// A root's cache, opened: the file list and where each record is.
+struct Cached {
+    file: Arc<File>,
+    built_at: u64,
+    /// Category names, each with the first document of its run.
+    categories: Vec<(String, usize)>,
+    slugs: String,
+    files: Vec<CachedFile>,
+}
+
+/// One cached memory file.
+struct CachedFile {
+    slug_at: u32,
+    slug_len: u32,
+    size: u64,
+    mtime_ns: u64,
+    record_at: u64,
+    record_len: u32,
+    /// The file had fields that were defaulted (reported on every run).
+    problems: bool,
+}
+
+impl Cached {
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    fn slug(&self, doc: usize) -> &str {
+        let f = &self.files[doc];
+        &self.slugs[f.slug_at as usize..(f.slug_at + f.slug_len) as usize]
+    }
+
+    fn category(&self, doc: usize) -> &str {
+        let i = self.categories.partition_point(|c| c.1 <= doc);
+        &self.categories[i - 1].0
+    }
+
+    /// The documents of `category`.
+    fn run(&self, category: &str) -> std::ops::Range<usize> {
+        match self.categories.binary_search_by(|c| c.0.as_str().cmp(category)) {
+            Ok(i) => {
+                let end = self.categories.get(i + 1).map_or(self.files.len(), |c| c.1);
+                self.categories[i].1..end
+            }
+            Err(_) => 0..0,
+        }
+    }
+
+    /// The document at `category/slug`, if the cache has one.
+    fn find(&self, category: &str, slug: &str) -> Option<usize> {
+        let run = self.run(category);
+        let at = self.files[run.clone()]
+            .binary_search_by(|f| {
+                let s = &self.slugs[f.slug_at as usize..(f.slug_at + f.slug_len) as usize];
+                name_order(s, slug)
+            })
+            .ok()?;
+        Some(run.start + at)
+    }
+
+    /// Read one record: the memory and the messages of its defaulted fields.
+    fn record(&self, doc: usize, scope: Scope) -> Option<(Memory, Vec<String>)> {
+        let f = &self.files[doc];
+        let mut buf = vec![0u8; f.record_len as usize];
+        read_at(&self.file, &mut buf, f.record_at).ok()?;
+        let (sum, mut at) = buf.split_first_chunk::<4>()?;
+        if u32::from_le_bytes(*sum) != checksum(at) as u32 {
+            return None;
+        }
+        let path =
+            RelPath { category: self.category(doc).to_string(), slug: self.slug(doc).to_string() };
+        let memory = get_memory(path, scope, &mut at)?;
+        let problems = get_list(&mut at)?;
+        at.is_empty().then_some((memory, problems))
+    }
+
+    /// Which cached documents are still current, and which files must be
+    /// read. Both sides are in walk order: merge them.
+    ///
+    /// An entry is trusted only if its file was last changed clearly before
+    /// the listing the cache was built from: a file written in the same
+    /// clock tick as that listing could have changed unseen (git's "racy"
+    /// case), so it is read again.
+    fn match_listings(&self, listings: &[Listing]) -> (Vec<bool>, Vec<FileEntry>) {
+        let mut live = vec![false; self.len()];
+        let mut changed = Vec::new();
+        for listing in listings {
+            let run = self.run(&listing.category);
+            let mut d = run.start;
+            for (i, f) in listing.files.iter().enumerate() {
+                let slug = listing.slug(i);
+                // Most files are where the cache has them: test that first.
+                if d >= run.end || self.slug(d) != slug {
+                    while d < run.end && name_order(self.slug(d), slug) == Ordering::Less {
+                        d += 1;
+                    }
+                }
+                let current = d < run.end && {
+                    let c = &self.files[d];
+                    c.size == f.size
+                        && c.mtime_ns == f.mtime_ns
+                        && f.mtime_ns.saturating_add(RACY_NS) < self.built_at
+                        && self.slug(d) == slug
+                };
+                if current {
+                    live[d] = true;
+                    d += 1;
+                } else {
+                    changed.push(listing.entry(i));
+                }
+            }
+        }
+        (live, changed)
+    }
+}
+
+/// The order files are listed in within a category: by file name, `<slug>.md`.
+fn name_order(a: &str, b: &str) -> Ordering {
+    a.bytes().chain(*b".md").cmp(b.bytes().chain(*b".md"))
+}
+
+/// The order of memories in a root: category, then file name.
+fn walk_order(a: &RelPath, b: &RelPath) -> Ordering {
+    a.category.cmp(&b.category).then_with(|| name_order(&a.slug, &b.slug))
+}
+
+/// One root ready for ranking: cached documents first, then the ones read
+/// now (changed or new files), both in walk order.
+pub struct Indexed {
+    scope: Scope,
+    cached: Option<Cached>,
+    fresh: Vec<Memory>,
+    /// Which documents exist now (a changed file's cached entry is dead).
+    live: Vec<bool>,
+    segments: Vec<Segment>,
+    problems: Vec<Problem>,
+}
+
+impl Indexed {
+    fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    fn cached_len(&self) -> usize {
+        self.cached.as_ref().map_or(0, Cached::len)
+    }
+
+    fn key(&self, doc: usize) -> (&str, &str) {
+        match &self.cached {
+            Some(c) if doc < c.len() => (c.category(doc), c.slug(doc)),
+            _ => {
+                let m = &self.fresh[doc - self.cached_len()];
+                (&m.path.category, &m.path.slug)
+            }
+        }
+    }
+
+    /// The live document at `category/slug`, if any.
+    fn find_live(&self, category: &str, slug: &str) -> Option<usize> {
+        let key = RelPath { category: category.to_string(), slug: slug.to_string() };
+        let fresh = self.fresh.binary_search_by(|m| walk_order(&m.path, &key));
+        if let Ok(i) = fresh {
+            let doc = self.cached_len() + i;
+            return self.live[doc].then_some(doc);
+        }
+        let doc = self.cached.as_ref()?.find(category, slug)?;
+        self.live[doc].then_some(doc)
+    }
+}
+
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let listed_at = now_ns();
     // Listing the files and reading the cache do not depend on each other.
-    let ((files, mut problems), cache) = std::thread::scope(|s| {
+    let ((listings, mut problems), cache) = std::thread::scope(|s| {
         let cache = s.spawn(|| read(root));
-        (walk(root), cache.join().ok().flatten())
+        (list(root), cache.join().ok().flatten())
     });
-    let Some((entries, cached, built_at)) = cache else {
-        return rebuild(root, &files, problems, tokenizer, listed_at);
+    let files = || -> Vec<FileEntry> {
+        listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect()
     };
-    let (mut live, changed) = match_files(&entries, &files, built_at);
+    let Some((cached, segments)) = cache else {
+        return rebuild(root, &files(), problems, tokenizer, listed_at);
+    };
+    let (mut live, changed) = cached.match_listings(&listings);
     // Past a few percent of changed files, a fresh cache pays for itself.
-    if changed.len() > 64.max(entries.len() / 20) {
-        return rebuild(root, &files, problems, tokenizer, listed_at);
+    if changed.len() > 64.max(cached.len() / 20) {
+        return rebuild(root, &files(), problems, tokenizer, listed_at);
     }
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
-    let mut memories = Vec::with_capacity(entries.len() + fresh.memories.len());
-    for (e, alive) in entries.into_iter().zip(&live) {
-        if *alive {
-            problems.extend(e.problems.into_iter().map(|message| Problem {
-                path: e.memory.path.under(&root.dir),
+    for doc in (0..cached.len()).filter(|&d| live[d] && cached.files[d].problems) {
+        let path = RelPath { category: cached.category(doc).into(), slug: cached.slug(doc).into() };
+        match cached.record(doc, root.scope) {
+            Some((_, messages)) => problems.extend(messages.into_iter().map(|message| Problem {
+                path: path.under(&root.dir),
                 line: None,
                 message,
                 skipped: false,
-            }));
+            })),
+            // A damaged record: the whole cache goes.
+            None => return rebuild(root, &files(), problems, tokenizer, listed_at),
         }
-        memories.push(e.memory);
     }
-    let overlay = Segment::build(&fresh.memories, tokenizer);
+    let mut segments = segments;
+    segments.push(Segment::build(&fresh.memories, tokenizer));
     live.extend(std::iter::repeat_n(true, fresh.memories.len()));
-    memories.extend(fresh.memories);
-    let mut segments = cached;
-    segments.push(overlay);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
-    Indexed { memories, live, segments, problems }
-}
-
-/// Which cached entries are still current, and which files must be read.
-/// Both lists are in walk order (category, then file name): merge them.
-///
-/// An entry is trusted only if its file was last changed clearly before the
-/// listing the cache was built from (`built_at`): a file written in the same
-/// clock tick as that listing could have changed unseen (git's "racy" case),
-/// so it is read again.
-fn match_files(
-    entries: &[Entry],
-    files: &[FileEntry],
-    built_at: u64,
-) -> (Vec<bool>, Vec<FileEntry>) {
-    let mut live = vec![false; entries.len()];
-    let mut changed = Vec::new();
-    let mut i = 0;
-    for f in files {
-        while i < entries.len() && walk_order(&entries[i].memory.path, &f.rel) == Ordering::Less {
-            i += 1;
-        }
-        match entries.get(i) {
-            Some(e)
-                if e.memory.path == f.rel
-                    && e.size == f.size
-                    && e.mtime_ns == f.mtime_ns
-                    && f.mtime_ns.saturating_add(RACY_NS) < built_at =>
-            {
-                live[i] = true;
-                i += 1;
-            }
-            _ => changed.push(f.clone()),
-        }
+    Indexed {
+        scope: root.scope,
+        cached: Some(cached),
+        fresh: fresh.memories,
+        live,
+        segments,
+        problems,
     }
-    (live, changed)
 }
 
 /// A root's memories as their frontmatter says, through the cache when it
 /// is there (only changed files are read), never writing it: for commands
 /// that need metadata, not ranking.
 pub fn memories(root: &Root) -> Vec<Memory> {
-    let (files, _) = walk(root);
-    let Some((entries, _, built_at)) = read(root) else {
-        return load_files(root.scope, &files).memories;
+    let ((listings, _), cache) = std::thread::scope(|s| {
+        let cache = s.spawn(|| read(root));
+        (list(root), cache.join().ok().flatten())
+    });
+    let all = || {
+        let files: Vec<FileEntry> =
+            listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
+        load_files(root.scope, &files).memories
     };
-    let (live, changed) = match_files(&entries, &files, built_at);
-    let fresh = load_files(root.scope, &changed).memories;
-    entries
-        .into_iter()
-        .zip(live)
-        .filter_map(|(e, live)| live.then_some(e.memory))
-        .chain(fresh)
-        .collect()
-}
-
-/// The order [`walk`] lists files in: category, then file name (`<slug>.md`).
-fn walk_order(a: &RelPath, b: &RelPath) -> Ordering {
-    fn name(r: &RelPath) -> impl Iterator<Item = u8> + '_ {
-        r.slug.bytes().chain(*b".md")
+    let Some((cached, _)) = cache else { return all() };
+    let (live, changed) = cached.match_listings(&listings);
+    let mut out = Vec::with_capacity(cached.len());
+    for doc in (0..cached.len()).filter(|&d| live[d]) {
+        match cached.record(doc, root.scope) {
+            Some((m, _)) => out.push(m),
+            None => return all(),
+        }
     }
-    a.category.cmp(&b.category).then_with(|| name(a).cmp(name(b)))
+    out.extend(load_files(root.scope, &changed).memories);
+    out.sort_by(|a, b| walk_order(&a.path, &b.path));
+    out
 }
 
 /// Read every file, index it, and write a new cache.
@@ -184,138 +319,220 @@ fn rebuild(
         .fetch_add(files.len() - scan.memories.len(), std::sync::atomic::Ordering::Relaxed);
     let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
     drop(progress);
-    let mut field_problems: HashMap<PathBuf, Vec<String>> = HashMap::new();
-    for p in scan.problems.iter().filter(|p| !p.skipped) {
-        field_problems.entry(p.path.clone()).or_default().push(p.message.clone());
-    }
-    let bytes = encode(root, files, &scan.memories, &segments, &field_problems, listed_at);
+    let bytes = encode(root, files, &scan.memories, &scan.problems, &segments, listed_at);
     // A cache that cannot be written only costs time on the next run.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
     problems.extend(scan.problems);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
-    let live = vec![true; scan.memories.len()];
-    Indexed { memories: scan.memories, live, segments, problems }
+    Indexed {
+        scope: root.scope,
+        cached: None,
+        live: vec![true; scan.memories.len()],
+        fresh: scan.memories,
+        segments,
+        problems,
+    }
 }
 
-/// Header: magic, version tag, checked length, checksum, total length.
-const HEADER: usize = 40;
-
-/// The cache file: header, a checked region (documents, segment table,
-/// term indexes) read whole, then the postings, read per term on demand.
+/// The cache file: header, meta (file list, statistics, segment table and
+/// block indexes; checked whole), then records, then each segment's
+/// dictionary and postings (each checked when read).
 fn encode(
     root: &Root,
     files: &[FileEntry],
     memories: &[Memory],
+    problems: &[Problem],
     segments: &[Segment],
-    field_problems: &HashMap<PathBuf, Vec<String>>,
     listed_at: u64,
 ) -> Vec<u8> {
-    let keys: HashMap<String, &FileEntry> = files.iter().map(|f| (f.rel.file(), f)).collect();
-    let mut checked = Vec::new();
-    varint(listed_at, &mut checked);
-    varint(memories.len() as u64, &mut checked);
-    let lengths = segments.iter().flat_map(|s| s.lengths.iter());
-    for (m, len) in memories.iter().zip(lengths) {
-        let (size, mtime) = keys.get(&m.file()).map_or((0, 0), |f| (f.size, f.mtime_ns));
-        put_str(&m.file(), &mut checked);
-        varint(size, &mut checked);
-        varint(mtime, &mut checked);
-        put_memory(m, &mut checked);
-        for l in len {
-            varint(u64::from(*l), &mut checked);
-        }
-        let problems =
-            field_problems.get(&m.path.under(&root.dir)).map_or(&[][..], |v| v.as_slice());
-        put_list(problems, &mut checked);
-    }
-    let tables: Vec<(&[u8], &[u8], usize)> = segments
+    let tables: Vec<(&[u8], &[u8], &[u8])> = segments
         .iter()
         .filter_map(|s| match &s.terms {
-            Terms::Packed(p) => match p.bytes() {
-                (index, Some(postings)) => Some((index, postings, s.lengths.len())),
-                _ => None,
-            },
+            Terms::Packed(p) => p.bytes(),
             Terms::Built(_) => None,
         })
         .collect();
-    varint(tables.len() as u64, &mut checked);
-    for (index, postings, docs) in &tables {
-        varint(*docs as u64, &mut checked);
-        varint(index.len() as u64, &mut checked);
-        varint(postings.len() as u64, &mut checked);
+    let stats = segments.iter().flat_map(|s| s.docs.iter());
+    let mut field_problems: std::collections::HashMap<&std::path::Path, Vec<String>> =
+        std::collections::HashMap::new();
+    for p in problems.iter().filter(|p| !p.skipped) {
+        field_problems.entry(&p.path).or_default().push(p.message.clone());
+    }
+    let mut meta = Vec::new();
+    let mut records = Vec::new();
+    varint(listed_at, &mut meta);
+    varint(memories.len() as u64, &mut meta);
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for m in memories {
+        match runs.last_mut() {
+            Some((c, n)) if *c == m.path.category => *n += 1,
+            _ => runs.push((&m.path.category, 1)),
+        }
+    }
+    varint(runs.len() as u64, &mut meta);
+    for (category, n) in &runs {
+        put_str(category, &mut meta);
+        varint(*n as u64, &mut meta);
+    }
+    let mut file = files.iter().peekable();
+    for (m, stats) in memories.iter().zip(stats) {
+        // Both are in walk order; files that failed to parse have no memory.
+        while file.next_if(|f| walk_order(&f.rel, &m.path) == Ordering::Less).is_some() {}
+        let (size, mtime) =
+            file.peek().filter(|f| f.rel == m.path).map_or((0, 0), |f| (f.size, f.mtime_ns));
+        let full = m.path.under(&root.dir);
+        let messages = field_problems.get(full.as_path()).map_or(&[][..], Vec::as_slice);
+        let start = records.len();
+        records.extend_from_slice(&[0; 4]);
+        put_memory(m, &mut records);
+        put_list(messages, &mut records);
+        let sum = checksum(&records[start + 4..]) as u32;
+        records[start..start + 4].copy_from_slice(&sum.to_le_bytes());
+        put_str(&m.path.slug, &mut meta);
+        varint(size, &mut meta);
+        varint(mtime, &mut meta);
+        varint((records.len() - start) as u64, &mut meta);
+        meta.push(
+            u8::from(stats.derived_summary)
+                | u8::from(stats.pinned) << 1
+                | u8::from(!messages.is_empty()) << 2
+                | stats.trigger_count << 3,
+        );
+        for l in stats.lengths {
+            varint(u64::from(l), &mut meta);
+        }
+        put_i64(stats.updated, &mut meta);
+        for mask in &stats.triggers[..usize::from(stats.trigger_count)] {
+            meta.extend_from_slice(&mask.to_le_bytes());
+        }
+    }
+    varint(tables.len() as u64, &mut meta);
+    for ((index, dict, postings), segment) in tables.iter().zip(segments) {
+        varint(segment.docs.len() as u64, &mut meta);
+        varint(index.len() as u64, &mut meta);
+        varint(dict.len() as u64, &mut meta);
+        varint(postings.len() as u64, &mut meta);
     }
     for (index, _, _) in &tables {
-        checked.extend_from_slice(index);
+        meta.extend_from_slice(index);
     }
-    let postings_len: usize = tables.iter().map(|t| t.1.len()).sum();
-    let total = HEADER + checked.len() + postings_len;
-    let mut file = Vec::with_capacity(total);
-    file.extend_from_slice(MAGIC);
-    file.extend_from_slice(&version_tag().to_le_bytes());
-    file.extend_from_slice(&(checked.len() as u64).to_le_bytes());
-    file.extend_from_slice(&checksum(&checked).to_le_bytes());
-    file.extend_from_slice(&(total as u64).to_le_bytes());
-    file.extend_from_slice(&checked);
-    for (_, postings, _) in &tables {
-        file.extend_from_slice(postings);
+    let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
+    let total = HEADER + meta.len() + body;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version_tag().to_le_bytes());
+    out.extend_from_slice(&(total as u64).to_le_bytes());
+    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&meta).to_le_bytes());
+    out.extend_from_slice(&meta);
+    out.extend_from_slice(&records);
+    for (_, dict, postings) in &tables {
+        out.extend_from_slice(dict);
+        out.extend_from_slice(postings);
     }
-    file
+    out
 }
 
-/// Read a root's cache: the entries and the packed segments (postings stay
-/// in the file). None when it is missing, damaged or from another version.
-fn read(root: &Root) -> Option<(Vec<Entry>, Vec<Segment>, u64)> {
-    let mut file = fs::File::open(path(root)).ok()?;
+/// Open a root's cache: the file list and the term tables (records,
+/// dictionaries and postings stay in the file). None when it is missing,
+/// damaged or from another version.
+fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
+    let mut file = File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
-    let (checked_len, sum, total) = (word(16), word(24), word(32));
+    let (total, meta_len, sum) = (word(16), word(24), word(32));
     if &header[..8] != MAGIC || word(8) != version_tag() || file.metadata().ok()?.len() != total {
         return None;
     }
-    let mut checked = vec![0u8; usize::try_from(checked_len).ok()?];
-    file.read_exact(&mut checked).ok()?;
-    if checksum(&checked) != sum {
+    let mut meta = vec![0u8; usize::try_from(meta_len).ok()?];
+    file.read_exact(&mut meta).ok()?;
+    if checksum(&meta) != sum {
         return None;
     }
-    let mut at = checked.as_slice();
+    let file = Arc::new(file);
+    let mut at = meta.as_slice();
     let built_at = read_varint(&mut at)?;
-    let count = read_varint(&mut at)? as usize;
-    let mut entries = Vec::with_capacity(count.min(1 << 24));
+    let count = usize::try_from(read_varint(&mut at)?).ok()?;
+    let mut categories = Vec::new();
+    let mut first = 0usize;
+    for _ in 0..read_varint(&mut at)? {
+        let name = get_str(&mut at)?;
+        categories.push((name, first));
+        first = first.checked_add(usize::try_from(read_varint(&mut at)?).ok()?)?;
+    }
+    if first != count {
+        return None;
+    }
+    let mut record_at = HEADER as u64 + meta_len;
+    let mut slugs = String::new();
+    let mut files = Vec::with_capacity(count.min(meta.len()));
+    let mut stats = Vec::with_capacity(count.min(meta.len()));
     for _ in 0..count {
-        let rel = RelPath::parse(&get_str(&mut at)?).ok()?;
-        let size = read_varint(&mut at)?;
-        let mtime_ns = read_varint(&mut at)?;
-        let memory = get_memory(rel, root, &mut at)?;
+        let slug = get_bytes(&mut at)?;
+        let slug_at = slugs.len() as u32;
+        slugs.push_str(std::str::from_utf8(slug).ok()?);
+        let (size, mtime_ns, record_len) =
+            (read_varint(&mut at)?, read_varint(&mut at)?, read_varint(&mut at)?);
+        let (&flags, rest) = at.split_first()?;
+        at = rest;
         let mut lengths = [0u32; FIELDS];
         for l in &mut lengths {
-            *l = read_varint(&mut at)? as u32;
+            *l = u32::try_from(read_varint(&mut at)?).ok()?;
         }
-        let problems = get_list(&mut at)?;
-        entries.push(Entry { size, mtime_ns, memory, lengths, problems });
+        let updated = get_i64(&mut at)?;
+        let trigger_count = flags >> 3;
+        let mut triggers = [0u64; 2];
+        for t in triggers.get_mut(..usize::from(trigger_count))? {
+            let (mask, rest) = at.split_first_chunk::<8>()?;
+            *t = u64::from_le_bytes(*mask);
+            at = rest;
+        }
+        files.push(CachedFile {
+            slug_at,
+            slug_len: slug.len() as u32,
+            size,
+            mtime_ns,
+            record_at,
+            record_len: u32::try_from(record_len).ok()?,
+            problems: flags & 4 != 0,
+        });
+        stats.push(DocStats {
+            lengths,
+            derived_summary: flags & 1 != 0,
+            pinned: flags & 2 != 0,
+            updated,
+            trigger_count,
+            triggers,
+        });
+        record_at = record_at.checked_add(record_len)?;
     }
-    let tables = read_varint(&mut at)? as usize;
-    let mut dims = Vec::with_capacity(tables.min(1 << 16));
+    let tables = read_varint(&mut at)?;
+    let mut dims = Vec::new();
     for _ in 0..tables {
-        dims.push((
-            read_varint(&mut at)? as usize,
-            read_varint(&mut at)? as usize,
-            read_varint(&mut at)?,
-        ));
+        let mut dim = [0u64; 4];
+        for d in &mut dim {
+            *d = read_varint(&mut at)?;
+        }
+        dims.push(dim);
     }
     let mut segments = Vec::with_capacity(dims.len());
-    let mut offset = HEADER as u64 + checked_len;
-    let mut first = 0;
-    for (docs, index_len, postings_len) in dims {
-        let index = at.get(..index_len)?.to_vec();
-        at = &at[index_len..];
-        let packed = Packed::from_file(index, file.try_clone().ok()?, offset, postings_len)?;
-        let lengths = entries.get(first..first + docs)?.iter().map(|e| e.lengths).collect();
-        segments.push(Segment { terms: Terms::Packed(packed), lengths });
-        offset += postings_len;
-        first += docs;
+    let mut offset = record_at;
+    let mut rest = stats.into_iter();
+    for [docs, index_len, dict_len, postings_len] in dims {
+        let index = at.get(..usize::try_from(index_len).ok()?)?;
+        at = &at[index.len()..];
+        let dict = Bytes::File { file: file.clone(), at: offset, len: dict_len };
+        offset = offset.checked_add(dict_len)?;
+        let postings = Bytes::File { file: file.clone(), at: offset, len: postings_len };
+        offset = offset.checked_add(postings_len)?;
+        let packed = Packed::open(index, dict, postings)?;
+        let docs: Vec<DocStats> = rest.by_ref().take(usize::try_from(docs).ok()?).collect();
+        segments.push(Segment { terms: Terms::Packed(packed), docs });
     }
-    (first == entries.len() && offset == total).then_some((entries, segments, built_at))
+    let covered = segments.iter().map(|s| s.docs.len()).sum::<usize>() == count;
+    (covered && at.is_empty() && offset == total)
+        .then_some((Cached { file, built_at, categories, slugs, files }, segments))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.
@@ -328,11 +545,15 @@ fn put_str(s: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(s.as_bytes());
 }
 
-fn get_str(at: &mut &[u8]) -> Option<String> {
-    let len = read_varint(at)? as usize;
+fn get_bytes<'a>(at: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let len = usize::try_from(read_varint(at)?).ok()?;
     let bytes = at.get(..len)?;
     *at = &at[len..];
-    String::from_utf8(bytes.to_vec()).ok()
+    Some(bytes)
+}
+
+fn get_str(at: &mut &[u8]) -> Option<String> {
+    String::from_utf8(get_bytes(at)?.to_vec()).ok()
 }
 
 fn put_opt(s: &Option<String>, out: &mut Vec<u8>) {
@@ -348,7 +569,11 @@ fn put_opt(s: &Option<String>, out: &mut Vec<u8>) {
 fn get_opt(at: &mut &[u8]) -> Option<Option<String>> {
     let (&flag, rest) = at.split_first()?;
     *at = rest;
-    if flag == 1 { get_str(at).map(Some) } else { Some(None) }
+    match flag {
+        1 => get_str(at).map(Some),
+        0 => Some(None),
+        _ => None,
+    }
 }
 
 fn put_list(items: &[String], out: &mut Vec<u8>) {
@@ -359,7 +584,7 @@ fn put_list(items: &[String], out: &mut Vec<u8>) {
 }
 
 fn get_list(at: &mut &[u8]) -> Option<Vec<String>> {
-    let n = read_varint(at)? as usize;
+    let n = read_varint(at)?;
     (0..n).map(|_| get_str(at)).collect()
 }
 
@@ -368,9 +593,9 @@ fn put_i64(v: i64, out: &mut Vec<u8>) {
 }
 
 fn get_i64(at: &mut &[u8]) -> Option<i64> {
-    let bytes = at.get(..8)?;
-    *at = &at[8..];
-    Some(i64::from_le_bytes(bytes.try_into().ok()?))
+    let (bytes, rest) = at.split_first_chunk::<8>()?;
+    *at = rest;
+    Some(i64::from_le_bytes(*bytes))
 }
 
 fn put_memory(m: &Memory, out: &mut Vec<u8>) {
@@ -388,7 +613,7 @@ fn put_memory(m: &Memory, out: &mut Vec<u8>) {
     }
 }
 
-fn get_memory(path: RelPath, root: &Root, at: &mut &[u8]) -> Option<Memory> {
+fn get_memory(path: RelPath, scope: Scope, at: &mut &[u8]) -> Option<Memory> {
     let (title, kind, summary, highlight) =
         (get_str(at)?, get_str(at)?, get_str(at)?, get_str(at)?);
     let (created, updated) = (get_i64(at)?, get_i64(at)?);
@@ -398,7 +623,7 @@ fn get_memory(path: RelPath, root: &Root, at: &mut &[u8]) -> Option<Memory> {
     let (role, supersedes, superseded_by) = (get_opt(at)?, get_opt(at)?, get_opt(at)?);
     Some(Memory {
         path,
-        scope: root.scope,
+        scope,
         title,
         kind,
         summary,
@@ -417,40 +642,127 @@ fn get_memory(path: RelPath, root: &Root, at: &mut &[u8]) -> Option<Memory> {
     })
 }
 
-/// The selected roots indexed as one corpus, project first. A global memory
+/// The memories of the selected roots, numbered as the corpus numbers its
+/// documents. Cached memories are read from their records on first use.
+pub struct Docs {
+    roots: Vec<Indexed>,
+    /// Each root's first document.
+    firsts: Vec<usize>,
+    loaded: Vec<OnceCell<Option<Box<Memory>>>>,
+    damaged: Cell<bool>,
+}
+
+impl Docs {
+    /// Number of documents, dead ones included.
+    pub fn len(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// True when there are no documents at all.
+    pub fn is_empty(&self) -> bool {
+        self.loaded.is_empty()
+    }
+
+    fn locate(&self, doc: usize) -> (&Indexed, usize) {
+        let r = self.firsts.partition_point(|&f| f <= doc) - 1;
+        (&self.roots[r], doc - self.firsts[r])
+    }
+
+    /// The scope, category and slug of a document, without reading it.
+    pub fn key(&self, doc: usize) -> (Scope, &str, &str) {
+        let (root, local) = self.locate(doc);
+        let (category, slug) = root.key(local);
+        (root.scope, category, slug)
+    }
+
+    /// The live document at `category/slug` in the root of `scope`.
+    pub fn find(&self, scope: Scope, category: &str, slug: &str) -> Option<usize> {
+        let r = self.roots.iter().position(|r| r.scope == scope)?;
+        Some(self.firsts[r] + self.roots[r].find_live(category, slug)?)
+    }
+
+    /// True once a record failed its checksum: answers must not be trusted
+    /// and the caches must be rebuilt.
+    pub fn is_damaged(&self) -> bool {
+        self.damaged.get()
+    }
+
+    /// Every document's memory, in order; None when a record is damaged.
+    pub fn to_vec(&self) -> Option<Vec<Memory>> {
+        (0..self.len()).map(|d| self.memory(d).cloned()).collect()
+    }
+}
+
+impl Memories for Docs {
+    fn memory(&self, doc: usize) -> Option<&Memory> {
+        let cell = self.loaded.get(doc)?;
+        let (root, local) = self.locate(doc);
+        if let Some(fresh) = local.checked_sub(root.cached_len()) {
+            return root.fresh.get(fresh);
+        }
+        cell.get_or_init(|| {
+            let cached = root.cached.as_ref()?;
+            let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
+            if record.is_none() {
+                self.damaged.set(true);
+            }
+            record
+        })
+        .as_deref()
+    }
+}
+
+/// The selected roots indexed as one corpus, and their problems.
+pub struct Library {
+    pub docs: Docs,
+    pub corpus: Corpus,
+    pub problems: Vec<Problem>,
+}
+
+/// [`index_all`] with every memory read: for commands that look at all of
+/// them. A damaged record drops the caches and indexes again from the files.
+pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {
+    let lib = index_all(roots);
+    if let Some(memories) = lib.docs.to_vec() {
+        return (memories, lib);
+    }
+    roots.iter().for_each(|r| discard(r));
+    let lib = index_all(roots);
+    (lib.docs.to_vec().unwrap_or_default(), lib)
+}
+
+/// Index the selected roots as one corpus, project first. A global memory
 /// at the same path as a live project memory is shadowed: known, not ranked.
-pub fn index_all(roots: &[&Root]) -> (Vec<Memory>, crate::rank::corpus::Corpus, Vec<Problem>) {
+pub fn index_all(roots: &[&Root]) -> Library {
     let tokenizer = Tokenizer::new();
     let mut indexed: Vec<Indexed> = roots.iter().map(|root| index_root(root, &tokenizer)).collect();
     // A later root's memory at a path an earlier root has is shadowed.
     for k in 1..indexed.len() {
         let (earlier, later) = indexed.split_at_mut(k);
-        let taken: std::collections::HashSet<&RelPath> = earlier
-            .iter()
-            .flat_map(|ix| {
-                ix.memories.iter().zip(&ix.live).filter(|(_, l)| **l).map(|(m, _)| &m.path)
+        let later = &mut later[0];
+        let shadowed: Vec<usize> = (0..later.len())
+            .filter(|&d| {
+                let (category, slug) = later.key(d);
+                later.live[d] && earlier.iter().any(|e| e.find_live(category, slug).is_some())
             })
             .collect();
-        let last = &mut later[0];
-        for (m, alive) in last.memories.iter().zip(last.live.iter_mut()) {
-            *alive = *alive && !taken.contains(&m.path);
+        for d in shadowed {
+            later.live[d] = false;
         }
     }
-    let mut memories = Vec::new();
     let mut live = Vec::new();
     let mut segments = Vec::new();
     let mut problems = Vec::new();
-    for ix in indexed {
-        if memories.is_empty() {
-            memories = ix.memories;
-            live = ix.live;
-        } else {
-            memories.extend(ix.memories);
-            live.extend(ix.live);
-        }
-        segments.extend(ix.segments);
-        problems.extend(ix.problems);
+    let mut loaded = Vec::new();
+    let mut firsts = Vec::new();
+    for ix in &mut indexed {
+        firsts.push(live.len());
+        live.extend_from_slice(&ix.live);
+        segments.append(&mut ix.segments);
+        problems.append(&mut ix.problems);
+        loaded.extend((0..ix.len()).map(|_| OnceCell::new()));
     }
-    let corpus = crate::rank::corpus::Corpus::assemble(&memories, live, segments);
-    (memories, corpus, problems)
+    let corpus = Corpus::assemble(live, segments);
+    let docs = Docs { roots: indexed, firsts, loaded, damaged: Cell::new(false) };
+    Library { docs, corpus, problems }
 }

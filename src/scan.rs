@@ -100,10 +100,63 @@ pub struct FileEntry {
     pub mtime_ns: u64,
 }
 
+/// The memory files of one category folder, sorted by file name: names in
+/// one buffer, so a listing of a hundred thousand files is a few
+/// allocations, not several per file.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub category: String,
+    pub dir: PathBuf,
+    names: String,
+    pub files: Vec<Listed>,
+}
+
+/// One file of a [`Listing`].
+#[derive(Debug, Clone, Copy)]
+pub struct Listed {
+    name_at: u32,
+    name_len: u32,
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: u64,
+}
+
+impl Listing {
+    /// The file name (`<slug>.md`) of the `i`-th file.
+    pub fn name(&self, i: usize) -> &str {
+        let f = &self.files[i];
+        &self.names[f.name_at as usize..(f.name_at + f.name_len) as usize]
+    }
+
+    /// The slug of the `i`-th file.
+    pub fn slug(&self, i: usize) -> &str {
+        let name = self.name(i);
+        &name[..name.len() - 3]
+    }
+
+    /// The `i`-th file as a [`FileEntry`].
+    pub fn entry(&self, i: usize) -> FileEntry {
+        FileEntry {
+            rel: RelPath { category: self.category.clone(), slug: self.slug(i).to_string() },
+            path: self.dir.join(self.name(i)),
+            size: self.files[i].size,
+            mtime_ns: self.files[i].mtime_ns,
+        }
+    }
+}
+
 /// List a root's memory files (sorted by category, then file name) and the
-/// misplaced entries, without reading any file. Category folders are listed
-/// on every core: on a warm cache the `stat` of each file is the cost.
+/// misplaced entries, without reading any file.
 pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
+    let (listings, problems) = list(root);
+    let files = listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
+    (files, problems)
+}
+
+/// [`walk`], one [`Listing`] per category folder. Category folders are
+/// listed on every core: on a warm page cache the `stat` of each file is
+/// the cost.
+pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
     let mut problems = Vec::new();
     let Ok(entries) = fs::read_dir(&root.dir) else { return (Vec::new(), problems) };
     let mut top: Vec<fs::DirEntry> = entries.flatten().collect();
@@ -137,16 +190,21 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
             ));
         }
     }
+    // Folders differ in size: each thread takes the next one as it is free.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let chunk = categories.len().div_ceil(threads).max(1);
-    let parts: Vec<(Vec<FileEntry>, Vec<Problem>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = categories
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut out = (Vec::new(), Vec::new());
-                    for (category, dir) in part {
-                        walk_category(category, dir, &mut out.0, &mut out.1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let parts: Vec<Vec<(usize, Listing, Vec<Problem>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(categories.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((category, dir)) = categories.get(i) else { break };
+                        let mut problems = Vec::new();
+                        let listing = list_category(category, dir, &mut problems);
+                        problems.sort_by(|a, b| a.path.cmp(&b.path));
+                        out.push((i, listing, problems));
                     }
                     out
                 })
@@ -154,28 +212,28 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
             .collect();
         workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
     });
-    let mut files = Vec::new();
-    for (f, p) in parts {
-        files.extend(f);
+    let mut parts: Vec<(usize, Listing, Vec<Problem>)> = parts.into_iter().flatten().collect();
+    parts.sort_by_key(|p| p.0);
+    let mut listings = Vec::with_capacity(parts.len());
+    for (_, listing, p) in parts {
+        listings.push(listing);
         problems.extend(p);
     }
-    (files, problems)
+    (listings, problems)
 }
 
 /// The memory files of one category folder.
-fn walk_category(
-    category: &str,
-    dir: &Path,
-    files: &mut Vec<FileEntry>,
-    problems: &mut Vec<Problem>,
-) {
+fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Listing {
+    let mut listing =
+        Listing { category: category.to_string(), dir: dir.to_path_buf(), ..Listing::default() };
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) => return problems.push(skip(dir, &e.to_string())),
+        Err(e) => {
+            problems.push(skip(dir, &e.to_string()));
+            return listing;
+        }
     };
-    let mut entries: Vec<fs::DirEntry> = entries.flatten().collect();
-    entries.sort_by_key(fs::DirEntry::file_name);
-    for entry in entries {
+    for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
             problems.push(skip(&entry.path(), "file name is not valid UTF-8"));
@@ -184,12 +242,11 @@ fn walk_category(
         if name.starts_with('.') {
             continue;
         }
-        let path = entry.path();
         let kind = entry.file_type().ok();
         let symlink = kind.is_some_and(|k| k.is_symlink());
-        if kind.is_some_and(|k| k.is_dir()) || (symlink && path.is_dir()) {
+        if kind.is_some_and(|k| k.is_dir()) || (symlink && entry.path().is_dir()) {
             problems.push(skip(
-                &path,
+                &entry.path(),
                 "nested folder is not scanned: memories live at <category>/<slug>.md",
             ));
             continue;
@@ -199,22 +256,35 @@ fn walk_category(
             continue;
         }
         if check_slug(slug).is_err() {
-            problems.push(skip(&path, "file name is not a valid slug (A-Z a-z 0-9 . _ -, max 64)"));
+            problems.push(skip(
+                &entry.path(),
+                "file name is not a valid slug (A-Z a-z 0-9 . _ -, max 64)",
+            ));
             continue;
         }
-        let meta = if symlink { fs::metadata(&path) } else { entry.metadata() };
+        // On Linux this is `statx` relative to the open folder: no path walk.
+        let meta = if symlink { fs::metadata(entry.path()) } else { entry.metadata() };
         match meta {
-            Ok(meta) => files.push(FileEntry {
-                rel: RelPath { category: category.to_string(), slug: slug.to_string() },
-                size: meta.len(),
-                mtime_ns: meta.modified().map_or(0, |t| {
-                    t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-                }),
-                path,
-            }),
-            Err(e) => problems.push(skip(&path, &e.to_string())),
+            Ok(meta) => {
+                let name_at = listing.names.len() as u32;
+                listing.names.push_str(name);
+                listing.files.push(Listed {
+                    name_at,
+                    name_len: name.len() as u32,
+                    size: meta.len(),
+                    mtime_ns: meta.modified().map_or(0, |t| {
+                        t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+                    }),
+                });
+            }
+            Err(e) => problems.push(skip(&entry.path(), &e.to_string())),
         }
     }
+    let names = &listing.names;
+    let name =
+        |f: &Listed| &names.as_bytes()[f.name_at as usize..(f.name_at + f.name_len) as usize];
+    listing.files.sort_unstable_by(|a, b| name(a).cmp(name(b)));
+    listing
 }
 
 /// Read and parse `files` on every core; memories keep the order of `files`.

@@ -20,7 +20,7 @@ fn ranked(memories: &[Memory], query: &str) -> Vec<String> {
 
 fn ranked_with(memories: &[Memory], query: &str, signals: &[Signals]) -> Vec<String> {
     let corpus = Corpus::build(memories);
-    let filter = |d: usize| !memories[d].is_superseded();
+    let filter = |_, m: &Memory| !m.is_superseded();
     let req = Request { query, limit: 10, now_ms: NOW, signals, filter: &filter, explain: false };
     rank(&corpus, memories, &Params::default(), &req)
         .into_iter()

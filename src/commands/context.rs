@@ -10,14 +10,13 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cache::index_all;
+use crate::cache::{Library, index_all_read};
 use crate::context::Context;
 use crate::error::Result;
 use crate::glob;
 use crate::guard::estimate_tokens;
 use crate::memory::Memory;
 use crate::output::Style;
-use crate::rank::corpus::Corpus;
 use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
 use crate::state;
@@ -130,12 +129,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             ok
         })
         .collect();
-    let (memories, corpus, _) = index_all(&roots);
+    let (memories, lib) = index_all_read(&roots);
+    let corpus = &lib.corpus;
     let role = args.role.as_ref().or(ctx.role.as_ref());
-    let visible = |d: usize| {
-        let m = &memories[d];
-        corpus.is_live(d) && !m.is_superseded() && m.role.as_ref().is_none_or(|r| Some(r) == role)
-    };
+    let shows = |m: &Memory| !m.is_superseded() && m.role.as_ref().is_none_or(|r| Some(r) == role);
+    let visible = |d: usize| corpus.is_live(d) && shows(&memories[d]);
     let shown: Vec<usize> = (0..memories.len()).filter(|&d| visible(d)).collect();
     let mut picked: Vec<(Section, usize)> = Vec::new();
     let mut seen = HashSet::new();
@@ -161,7 +159,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let mut matched = Vec::new();
     if let Some(query) = query.as_deref().filter(|q| !q.trim().is_empty()) {
-        for d in best_matches(ctx, &roots, &memories, &corpus, query, &visible) {
+        for d in best_matches(ctx, &roots, &memories, &lib, query, &|_, m| shows(m)) {
             let before = picked.len();
             pick(Section::Match, d, &mut picked);
             if picked.len() > before {
@@ -239,13 +237,15 @@ fn best_matches(
     ctx: &Context,
     roots: &[&Root],
     memories: &[Memory],
-    corpus: &Corpus,
+    lib: &Library,
     query: &str,
-    visible: &dyn Fn(usize) -> bool,
+    visible: &dyn Fn(usize, &Memory) -> bool,
 ) -> Vec<usize> {
     let states: Vec<(Scope, state::State)> =
         roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
-    let signals = crate::commands::recall::signals(memories, &states);
+    let signals = crate::commands::recall::signals(memories.len(), &states, |s, c, slug| {
+        lib.docs.find(s, c, slug)
+    });
     let req = Request {
         query,
         limit: 10,
@@ -254,7 +254,7 @@ fn best_matches(
         filter: visible,
         explain: false,
     };
-    rank(corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
+    rank(&lib.corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
 }
 
 fn entry(section: Section, m: &Memory, ctx: &Context) -> Entry {

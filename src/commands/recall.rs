@@ -4,7 +4,7 @@
 //! the top results and counts one hit for each shown, in its root's
 //! `.state.json`, unless `--no-track`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -17,7 +17,7 @@ use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
-use crate::rank::score::{Params, Request, Signals, rank};
+use crate::rank::score::{Memories, Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
 use crate::roots::Scope;
 use crate::state;
@@ -95,8 +95,9 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let query = args.query.join(" ");
     let roots = ctx.read_roots()?;
-    let (memories, corpus, problems) = index_all(&roots);
-    let mut warnings: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let lib = index_all(&roots);
+    let (docs, corpus) = (&lib.docs, &lib.corpus);
+    let mut warnings: Vec<String> = lib.problems.iter().map(ToString::to_string).collect();
     let states: Vec<(Scope, state::State)> = roots
         .iter()
         .map(|r| {
@@ -105,9 +106,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             (r.scope, s)
         })
         .collect();
-    let signals = signals(&memories, &states);
+    let signals =
+        signals(docs.len(), &states, |scope, category, slug| docs.find(scope, category, slug));
     let role = args.role.as_ref().or(ctx.role.as_ref());
-    let filter = |d: usize| corpus.is_live(d) && visible(&memories[d], args, role);
+    let filter = |_, m: &Memory| visible(m, args, role);
     let request = Request {
         query: &query,
         limit: args.limit as usize,
@@ -116,22 +118,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         filter: &filter,
         explain: args.explain,
     };
-    let hits = rank(&corpus, &memories, &Params::default(), &request);
-    if corpus.is_damaged() {
+    let hits = rank(corpus, docs, &Params::default(), &request);
+    if corpus.is_damaged() || docs.is_damaged() {
         // A cache damaged on disk: drop it and answer from the files.
         roots.iter().for_each(|r| cache::discard(r));
         return run(ctx, args);
     }
     let results: Vec<Found> = hits
         .into_iter()
-        .map(|hit| {
-            let m = &memories[hit.doc];
+        .filter_map(|hit| {
+            let m = docs.memory(hit.doc)?;
             let root = roots
                 .iter()
                 .find(|r| r.scope == m.scope)
                 .map(|r| r.dir.clone())
                 .unwrap_or_default();
-            Found {
+            Some(Found {
                 path: m.file(),
                 root: m.scope,
                 title: m.title.clone(),
@@ -144,7 +146,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 superseded_by: m.superseded_by.clone(),
                 file: m.path.under(&root),
                 explanation: hit.explanation,
-            }
+            })
         })
         .collect();
     if !args.no_track {
@@ -162,31 +164,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     Ok(Report { query, results, warnings, empty })
 }
 
-/// Hit counts per memory, from each root's state; empty when nothing was
-/// ever hit. Keyed without formatting a path per memory: this runs over
-/// every memory on every recall.
-pub fn signals(memories: &[Memory], states: &[(Scope, state::State)]) -> Vec<Signals> {
-    let mut hits: HashMap<(Scope, &str, &str), u32> = HashMap::new();
+/// Hit counts per document (`len` of them), from each root's state; empty
+/// when nothing was ever hit. `find` gives the document at a scope,
+/// category and slug: each hit is looked up, rather than every memory.
+pub fn signals(
+    len: usize,
+    states: &[(Scope, state::State)],
+    find: impl Fn(Scope, &str, &str) -> Option<usize>,
+) -> Vec<Signals> {
+    let mut out = Vec::new();
     for (scope, state) in states {
         for (path, h) in &state.hits {
-            if let Some((category, file)) = path.split_once('/') {
-                let slug = file.strip_suffix(".md").unwrap_or(file);
-                hits.insert((*scope, category, slug), h.count.min(u64::from(u32::MAX)) as u32);
+            let Some((category, file)) = path.split_once('/') else { continue };
+            let slug = file.strip_suffix(".md").unwrap_or(file);
+            if let Some(doc) = find(*scope, category, slug).filter(|&d| d < len) {
+                if out.is_empty() {
+                    out = vec![Signals::default(); len];
+                }
+                out[doc].hits = h.count.min(u64::from(u32::MAX)) as u32;
             }
         }
     }
-    if hits.is_empty() {
-        return Vec::new();
-    }
-    memories
-        .iter()
-        .map(|m| Signals {
-            hits: hits
-                .get(&(m.scope, m.path.category.as_str(), m.path.slug.as_str()))
-                .copied()
-                .unwrap_or(0),
-        })
-        .collect()
+    out
 }
 
 /// Filters: superseded (unless --all), category, kind, role.
@@ -338,9 +337,14 @@ mod tests {
         project.hits.insert("a/x.md".into(), state::Hits { count: 3, last: 1 });
         let mut global = state::State::default();
         global.hits.insert("a/x.md".into(), state::Hits { count: 7, last: 1 });
-        let s = signals(&memories, &[(Scope::Project, project), (Scope::Global, global)]);
+        let find = |scope, category: &str, slug: &str| {
+            memories.iter().position(|m| {
+                m.scope == scope && m.path.category == category && m.path.slug == slug
+            })
+        };
+        let s = signals(3, &[(Scope::Project, project), (Scope::Global, global)], find);
         assert_eq!(s.iter().map(|s| s.hits).collect::<Vec<_>>(), [3, 7, 0]);
-        assert!(signals(&memories, &[]).is_empty());
+        assert!(signals(3, &[], find).is_empty());
     }
 
     #[test]

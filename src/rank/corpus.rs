@@ -68,15 +68,78 @@ pub struct Corpus {
     segments: Vec<(u32, Segment)>,
     live: Vec<bool>,
     live_count: usize,
-    lengths: Vec<[u32; FIELDS]>,
+    docs: Vec<DocStats>,
     avg: [f32; FIELDS],
-    derived_summary: Vec<bool>,
 }
 
-/// A run of documents with its term table and field lengths.
+/// What ranking needs to know of a document without reading it: enough to
+/// score it, and to bound its final score before its memory is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DocStats {
+    /// Field lengths, in tokens.
+    pub lengths: [u32; FIELDS],
+    /// The summary was taken from the body.
+    pub derived_summary: bool,
+    pub pinned: bool,
+    /// Epoch milliseconds, as the memory's `updated`.
+    pub updated: i64,
+    /// How many of `triggers` are in use (0 to 2).
+    pub trigger_count: u8,
+    /// [`token_mask`]s of the `load_when` triggers: the first one's, and
+    /// the intersection of the others'. A trigger can fire only when its
+    /// mask lies inside the query's.
+    pub triggers: [u64; 2],
+}
+
+impl DocStats {
+    /// The statistics of a memory whose fields have `lengths`.
+    pub fn of(m: &Memory, lengths: [u32; FIELDS], tokenizer: &Tokenizer) -> DocStats {
+        let masks: Vec<u64> = m
+            .load_when
+            .iter()
+            .filter_map(|t| {
+                let mut tokens = Vec::new();
+                tokenizer.tokens(t, |tok| tokens.push(token_mask([tok])));
+                (!tokens.is_empty()).then(|| tokens.iter().fold(0, |a, b| a | b))
+            })
+            .collect();
+        let (triggers, trigger_count) = match masks.as_slice() {
+            [] => ([0, 0], 0),
+            [one] => ([*one, 0], 1),
+            [first, rest @ ..] => ([*first, rest.iter().fold(!0, |a, b| a & b)], 2),
+        };
+        DocStats {
+            lengths,
+            derived_summary: m.summary_derived,
+            pinned: m.pinned,
+            updated: m.updated,
+            trigger_count,
+            triggers,
+        }
+    }
+
+    /// False when no trigger of this document can fire for a query whose
+    /// tokens have `query_mask`.
+    pub fn may_fire(&self, query_mask: u64) -> bool {
+        self.triggers[..usize::from(self.trigger_count)].iter().any(|m| m & !query_mask == 0)
+    }
+}
+
+/// One bit per token (FNV-1a of its bytes, modulo 64), ORed: a superset
+/// test on masks is a cheap necessary condition for a subset of tokens.
+pub fn token_mask<'t>(tokens: impl IntoIterator<Item = &'t str>) -> u64 {
+    tokens.into_iter().fold(0, |mask, tok| {
+        let h = tok.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        mask | 1 << (h % 64)
+    })
+}
+
+/// A run of documents with its term table and per-document statistics.
 pub struct Segment {
     pub terms: Terms,
-    pub lengths: Vec<[u32; FIELDS]>,
+    pub docs: Vec<DocStats>,
 }
 
 /// A term table: built in memory, or read packed from a cache.
@@ -194,7 +257,7 @@ impl Segment {
     /// Tokenize `memories` into a segment; document ids start at 0.
     pub fn build(memories: &[Memory], tokenizer: &Tokenizer) -> Segment {
         let mut built = Built::default();
-        let mut lengths = Vec::with_capacity(memories.len());
+        let mut docs = Vec::with_capacity(memories.len());
         let mut counts: TermMap<u32, [u16; FIELDS]> = TermMap::default();
         for (doc, memory) in memories.iter().enumerate() {
             counts.clear();
@@ -212,9 +275,9 @@ impl Segment {
             for (&term, &tf) in &counts {
                 built.postings[term as usize].push(Posting { doc: doc as u32, tf });
             }
-            lengths.push(len);
+            docs.push(DocStats::of(memory, len, tokenizer));
         }
-        Segment { terms: Terms::Built(built), lengths }
+        Segment { terms: Terms::Built(built), docs }
     }
 
     /// Build on every core, packing each chunk as soon as it is built so that
@@ -244,11 +307,10 @@ impl Segment {
                                 let Terms::Built(table) = &built.terms else {
                                     unreachable!("just built")
                                 };
-                                let (index, postings) = Packed::pack(table);
-                                let packed = Packed::from_memory(index, postings)
+                                let packed = Packed::from_bytes(Packed::pack(table))
                                     .expect("a fresh table reads back");
                                 done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
-                                Segment { terms: Terms::Packed(packed), lengths: built.lengths }
+                                Segment { terms: Terms::Packed(packed), docs: built.docs }
                             })
                             .collect::<Vec<_>>()
                     })
@@ -287,40 +349,30 @@ impl Corpus {
     pub fn build(memories: &[Memory]) -> Corpus {
         let tokenizer = Tokenizer::new();
         let segments = Segment::build_parallel(memories, &tokenizer);
-        Corpus::assemble(memories, vec![true; memories.len()], segments)
+        Corpus::assemble(vec![true; memories.len()], segments)
     }
 
-    /// Put together segments that cover `memories` in order; `live` marks
-    /// the documents that may be ranked (dead ones are deleted or shadowed).
-    pub fn assemble(memories: &[Memory], live: Vec<bool>, segments: Vec<Segment>) -> Corpus {
+    /// Put together segments that cover the documents in order; `live` (one
+    /// entry per document) marks those that may be ranked (dead ones are
+    /// deleted or shadowed).
+    pub fn assemble(live: Vec<bool>, segments: Vec<Segment>) -> Corpus {
         let tokenizer = Tokenizer::new();
-        let mut lengths = Vec::with_capacity(memories.len());
+        let mut docs = Vec::with_capacity(live.len());
         let mut placed = Vec::with_capacity(segments.len());
         for mut segment in segments {
-            placed.push((
-                lengths.len() as u32,
-                Segment { terms: segment.terms, lengths: Vec::new() },
-            ));
-            lengths.append(&mut segment.lengths);
+            placed.push((docs.len() as u32, Segment { terms: segment.terms, docs: Vec::new() }));
+            docs.append(&mut segment.docs);
         }
-        assert_eq!(lengths.len(), memories.len(), "segments cover every memory");
+        assert_eq!(docs.len(), live.len(), "segments cover every document");
         let live_count = live.iter().filter(|l| **l).count();
-        let mut avg = [0f32; FIELDS];
-        for (f, a) in avg.iter_mut().enumerate() {
-            let total: u64 =
-                lengths.iter().zip(&live).filter(|(_, l)| **l).map(|(len, _)| len[f] as u64).sum();
-            *a = (total as f32 / live_count.max(1) as f32).max(1.0);
+        let mut totals = [0u64; FIELDS];
+        for (d, _) in docs.iter().zip(&live).filter(|(_, l)| **l) {
+            for (t, &len) in totals.iter_mut().zip(&d.lengths) {
+                *t += u64::from(len);
+            }
         }
-
-        Corpus {
-            tokenizer,
-            segments: placed,
-            live,
-            live_count,
-            lengths,
-            avg,
-            derived_summary: memories.iter().map(|m| m.summary_derived).collect(),
-        }
+        let avg = totals.map(|t| (t as f32 / live_count.max(1) as f32).max(1.0));
+        Corpus { tokenizer, segments: placed, live, live_count, docs, avg }
     }
 
     /// The tokenizer the corpus was built with.
@@ -335,12 +387,12 @@ impl Corpus {
 
     /// Number of documents, dead ones included (ids run from 0 to this).
     pub fn len(&self) -> usize {
-        self.lengths.len()
+        self.docs.len()
     }
 
     /// True when nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.lengths.is_empty()
+        self.docs.is_empty()
     }
 
     /// Number of documents that may be ranked.
@@ -355,12 +407,17 @@ impl Corpus {
 
     /// Field lengths (in tokens) of one document.
     pub fn lengths(&self, doc: usize) -> &[u32; FIELDS] {
-        &self.lengths[doc]
+        &self.docs[doc].lengths
     }
 
     /// True when the document's summary was taken from its body.
     pub fn derived_summary(&self, doc: usize) -> bool {
-        self.derived_summary[doc]
+        self.docs[doc].derived_summary
+    }
+
+    /// What is known of a document without reading it.
+    pub fn stats(&self, doc: usize) -> &DocStats {
+        &self.docs[doc]
     }
 
     /// Average field lengths over the live documents.

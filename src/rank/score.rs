@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::memory::Memory;
-use crate::rank::corpus::{Corpus, FIELDS, Field, Posting};
+use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
@@ -89,6 +89,26 @@ pub struct Hit {
     pub explanation: Option<Explanation>,
 }
 
+/// Where the ranker finds the memory of a document: a slice, or a store
+/// that reads records only when asked (the cache), so that ranking reads
+/// the few memories that can make the top, not all of them.
+pub trait Memories {
+    /// The memory of `doc`; None when it cannot be read (a damaged cache).
+    fn memory(&self, doc: usize) -> Option<&Memory>;
+}
+
+impl Memories for [Memory] {
+    fn memory(&self, doc: usize) -> Option<&Memory> {
+        self.get(doc)
+    }
+}
+
+impl Memories for Vec<Memory> {
+    fn memory(&self, doc: usize) -> Option<&Memory> {
+        self.get(doc)
+    }
+}
+
 /// What to rank and how many to keep.
 pub struct Request<'a> {
     pub query: &'a str,
@@ -96,8 +116,8 @@ pub struct Request<'a> {
     pub now_ms: i64,
     /// Signals per memory (same order as the memories); empty means none.
     pub signals: &'a [Signals],
-    /// Which memories may be returned.
-    pub filter: &'a dyn Fn(usize) -> bool,
+    /// Which memories may be returned (dead documents never are).
+    pub filter: &'a dyn Fn(usize, &Memory) -> bool,
     pub explain: bool,
 }
 
@@ -120,7 +140,12 @@ impl Term<'_> {
 }
 
 /// Rank `memories` (the ones `corpus` was built from) for a request.
-pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request) -> Vec<Hit> {
+pub fn rank<M: Memories + ?Sized>(
+    corpus: &Corpus,
+    memories: &M,
+    params: &Params,
+    req: &Request,
+) -> Vec<Hit> {
     let n = corpus.len();
     let mut tokens = corpus.token_list(req.query);
     let mut seen = HashSet::new();
@@ -168,18 +193,41 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
             scores[d] *= (covered[d] / total_idf).powf(params.coverage);
         }
     }
-    let mut hits: Vec<(usize, f32)> = (0..n)
-        .filter(|&d| scores[d] > 0.0 && (req.filter)(d))
-        .map(|d| (d, final_score(corpus, memories, params, req, &query_set, d, scores[d]).0))
-        .collect();
-    hits.sort_by(|a, b| {
+    // Boosts and a trigger can only raise a relevance so far: visit the
+    // matches by that ceiling and stop once none left can reach the top, so
+    // only those memories are read.
+    let query_mask = token_mask(query_set.iter().map(String::as_str));
+    let ceiling = |d: usize| {
+        let stats = corpus.stats(d);
+        let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
+        let hits = req.signals.get(d).map_or(0, |s| s.hits);
+        let boosts = boost_factors(params, stats.pinned, hits, stats.updated, req.now_ms);
+        (scores[d] + trigger) * (1.0 + boosts.iter().sum::<f32>()) * (1.0 + 1e-5)
+    };
+    let mut candidates: Vec<(usize, f32)> =
+        (0..n).filter(|&d| scores[d] > 0.0 && corpus.is_live(d)).map(|d| (d, ceiling(d))).collect();
+    candidates.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
         b.1.total_cmp(&a.1)
-            .then_with(|| memories[a.0].scope.cmp(&memories[b.0].scope))
-            .then_with(|| memories[a.0].path.cmp(&memories[b.0].path))
-    });
-    hits.truncate(req.limit);
-    hits.into_iter()
-        .map(|(d, score)| Hit {
+            .then_with(|| a.2.scope.cmp(&b.2.scope))
+            .then_with(|| a.2.path.cmp(&b.2.path))
+    };
+    let mut top: Vec<(usize, f32, &Memory)> = Vec::new();
+    for (d, ceiling) in candidates {
+        if req.limit == 0 || (top.len() == req.limit && ceiling < top[req.limit - 1].1) {
+            break;
+        }
+        let Some(m) = memories.memory(d) else { continue };
+        if !(req.filter)(d, m) {
+            continue;
+        }
+        let hit = (d, final_score(corpus, m, params, req, &query_set, d, scores[d]).0, m);
+        let at = top.partition_point(|t| order(t, &hit).is_lt());
+        top.insert(at, hit);
+        top.truncate(req.limit);
+    }
+    top.into_iter()
+        .map(|(d, score, m)| Hit {
             doc: d,
             score,
             matched: terms
@@ -189,7 +237,7 @@ pub fn rank(corpus: &Corpus, memories: &[Memory], params: &Params, req: &Request
                 .collect(),
             explanation: req
                 .explain
-                .then(|| explain(corpus, memories, params, req, &terms, &query_set, d)),
+                .then(|| explain(corpus, m, params, req, &terms, &query_set, d)),
         })
         .collect()
 }
@@ -254,34 +302,29 @@ fn trigger_of<'m>(corpus: &Corpus, memory: &'m Memory, query: &HashSet<String>) 
 /// Relevance plus trigger bonus, times (1 + boosts). Returns the score and the boosts.
 fn final_score(
     corpus: &Corpus,
-    memories: &[Memory],
+    m: &Memory,
     p: &Params,
     req: &Request,
     query: &HashSet<String>,
     doc: usize,
     relevance: f32,
 ) -> (f32, Option<TriggerPart>, Vec<BoostPart>) {
-    let m = &memories[doc];
-    let trigger = trigger_of(corpus, &memories[doc], query)
+    let trigger = trigger_of(corpus, m, query)
         .map(|t| TriggerPart { trigger: t.to_string(), score: p.trigger });
     let base = relevance + trigger.as_ref().map_or(0.0, |t| t.score);
     let mut boosts = Vec::new();
-    if m.pinned {
-        boosts.push(("pinned", "pinned: true".to_string(), p.pinned));
-    }
     let hits = req.signals.get(doc).map_or(0, |s| s.hits);
-    if hits > 0 {
-        let factor = (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap);
-        boosts.push((
-            "hits",
-            if hits == 1 { "1 hit".to_string() } else { format!("{hits} hits") },
-            factor,
-        ));
+    let [pinned, hit, recent] = boost_factors(p, m.pinned, hits, m.updated, req.now_ms);
+    if m.pinned {
+        boosts.push(("pinned", "pinned: true".to_string(), pinned));
     }
-    let age_days = ((req.now_ms - m.updated).max(0) as f64) / DAY_MS;
-    let decay = 0.5f64.powf(age_days / p.half_life_days) as f32;
-    if decay * p.recency >= 0.001 {
-        boosts.push(("recency", format!("updated {age_days:.0} days ago"), p.recency * decay));
+    if hits > 0 {
+        let detail = if hits == 1 { "1 hit".to_string() } else { format!("{hits} hits") };
+        boosts.push(("hits", detail, hit));
+    }
+    if recent != 0.0 {
+        let age_days = (req.now_ms.saturating_sub(m.updated).max(0) as f64) / DAY_MS;
+        boosts.push(("recency", format!("updated {age_days:.0} days ago"), recent));
     }
     let factor: f32 = boosts.iter().map(|b| b.2).sum();
     let parts = boosts
@@ -291,9 +334,21 @@ fn final_score(
     (base * (1.0 + factor), trigger, parts)
 }
 
+/// The multipliers added for a pinned, an often-hit and a recently updated
+/// memory; 0 where one does not apply. The ranker bounds a memory's score
+/// with these before reading it, so they depend only on what the index knows.
+fn boost_factors(p: &Params, pinned: bool, hits: u32, updated: i64, now_ms: i64) -> [f32; 3] {
+    let pinned = if pinned { p.pinned } else { 0.0 };
+    let hits = if hits > 0 { (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap) } else { 0.0 };
+    let age_days = (now_ms.saturating_sub(updated).max(0) as f64) / DAY_MS;
+    let decay = 0.5f64.powf(age_days / p.half_life_days) as f32;
+    let recent = if decay * p.recency >= 0.001 { p.recency * decay } else { 0.0 };
+    [pinned, hits, recent]
+}
+
 fn explain(
     corpus: &Corpus,
-    memories: &[Memory],
+    m: &Memory,
     p: &Params,
     req: &Request,
     terms: &[Term],
@@ -315,6 +370,6 @@ fn explain(
         fields.sort_by(|a, b| b.1.total_cmp(&a.1));
         parts.push(TermPart { term: term.token.clone(), idf: term.idf, score, fields });
     }
-    let (score, trigger, boosts) = final_score(corpus, memories, p, req, query, doc, relevance);
+    let (score, trigger, boosts) = final_score(corpus, m, p, req, query, doc, relevance);
     Explanation { score, relevance, terms: parts, trigger, boosts }
 }
