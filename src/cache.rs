@@ -37,12 +37,13 @@ const FORMAT: u64 = 7;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
-const RACY_NS: u64 = 2_000_000_000;
+pub const RACY_NS: u64 = 2_000_000_000;
 
 /// Header: magic, version tag, total length, meta length, meta checksum.
 const HEADER: usize = 40;
 
-fn now_ns() -> u64 {
+/// Nanoseconds since the epoch, as file modification times are kept.
+pub fn now_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -278,19 +279,15 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
 
 /// A root's memories as their frontmatter says, through the cache when it
 /// is there (only changed files are read), never writing it: for commands
-/// that need metadata, not ranking.
-pub fn memories(root: &Root) -> Vec<Memory> {
-    let ((listings, _), cache) = std::thread::scope(|s| {
-        let cache = s.spawn(|| read(root));
-        (list(root), cache.join().ok().flatten())
-    });
+/// that need metadata, not ranking. `listings` is the root as [`list`] saw it.
+pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
     let all = || {
         let files: Vec<FileEntry> =
             listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
         load_files(root.scope, &files).memories
     };
-    let Some((cached, _)) = cache else { return all() };
-    let (live, changed) = cached.match_listings(&listings);
+    let Some((cached, _)) = read(root) else { return all() };
+    let (live, changed) = cached.match_listings(listings);
     let mut out = Vec::with_capacity(cached.len());
     for doc in (0..cached.len()).filter(|&d| live[d]) {
         match cached.record(doc, root.scope) {

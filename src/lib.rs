@@ -36,6 +36,7 @@ pub mod regions;
 pub mod relpath;
 pub mod roots;
 pub mod scan;
+pub mod stamp;
 pub mod state;
 pub mod time;
 pub mod trust;

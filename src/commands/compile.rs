@@ -17,6 +17,7 @@ use crate::output::Style;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
 use crate::write::{remove_file, write_atomic};
+use crate::{scan, stamp};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -104,21 +105,29 @@ pub fn stale(root: &Root) -> Result<(Vec<String>, Vec<NoteReport>)> {
 }
 
 fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootReport> {
-    // Frontmatter alone decides the generated text, and the index cache holds
-    // it for every unchanged file: only changed files are read.
-    let memories = cache::memories(root);
-    let root_md = read_text(&root.dir.join("ROOT.md"))?;
-    let indexes = read_indexes(root)?;
-    let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
-    let plan = plan(&sources, fix_markers);
     let mut report = RootReport {
         scope: root.scope,
         dir: root.dir.clone(),
         written: Vec::new(),
         removed: Vec::new(),
-        notes: plan.notes.into_iter().map(note_report).collect(),
+        notes: Vec::new(),
         diff: String::new(),
     };
+    let listed_at = cache::now_ns();
+    let (listings, _) = scan::list(root);
+    // Nothing changed since a compile that left nothing to do: done.
+    if !fix_markers && stamp::up_to_date(root, &listings) {
+        return Ok(report);
+    }
+    // Frontmatter alone decides the generated text, and the index cache holds
+    // it for every unchanged file: only changed files are read.
+    let memories = cache::memories(root, &listings);
+    let root_md = read_text(&root.dir.join("ROOT.md"))?;
+    let indexes = read_indexes(root)?;
+    let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
+    let plan = plan(&sources, fix_markers);
+    report.notes = plan.notes.into_iter().map(note_report).collect();
+    let clean = plan.changes.is_empty();
     for change in plan.changes {
         let target = root.dir.join(change.path());
         let (before, after) = match &change {
@@ -142,6 +151,9 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
                 report.removed.push(path.clone());
             }
         }
+    }
+    if !fix_markers && report.notes.is_empty() && (clean || !check) {
+        stamp::record(root, &listings, listed_at);
     }
     Ok(report)
 }

@@ -1,0 +1,169 @@
+//! The compile stamp, `<root>/.cache/compiled`: what a root's memory files
+//! (names, sizes, modification times) and generated files (`ROOT.md` and
+//! every `index.md`) were after a compile that left nothing to change. While
+//! both still are, compiling would write nothing, so it need read nothing.
+//!
+//! Like the index cache it is derived and disposable: missing, damaged or
+//! from another version, it only means a full compile. A file changed within
+//! [`RACY_NS`] of the moment it was recorded is never trusted, so an edit in
+//! the same clock tick as a compile is not missed.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::cache::{RACY_NS, now_ns};
+use crate::rank::packed::{checksum, read_varint, varint};
+use crate::roots::Root;
+use crate::scan::Listing;
+use crate::write::write_atomic;
+
+const MAGIC: &[u8; 8] = b"MEMSTMP\x01";
+
+fn path(root: &Root) -> PathBuf {
+    root.dir.join(".cache").join("compiled")
+}
+
+/// A digest of every category, file name, size and mtime, and the newest mtime.
+fn digest(listings: &[Listing]) -> (u64, u64) {
+    let mut bytes = Vec::new();
+    let mut newest = 0;
+    for l in listings {
+        put(l.category.as_bytes(), &mut bytes);
+        varint(l.files.len() as u64, &mut bytes);
+        for (i, f) in l.files.iter().enumerate() {
+            put(l.name(i).as_bytes(), &mut bytes);
+            varint(f.size, &mut bytes);
+            varint(f.mtime_ns, &mut bytes);
+            newest = newest.max(f.mtime_ns);
+        }
+    }
+    (checksum(&bytes) ^ bytes.len() as u64, newest)
+}
+
+/// `ROOT.md` and each category's `index.md`: size and mtime, or None when
+/// absent. Err when one cannot be looked at.
+fn generated(root: &Root, listings: &[Listing]) -> Result<Vec<Option<(u64, u64)>>, ()> {
+    let names = std::iter::once(root.dir.join("ROOT.md"))
+        .chain(listings.iter().map(|l| l.dir.join("index.md")));
+    names
+        .map(|p| match fs::metadata(&p) {
+            Ok(meta) => {
+                let mtime = meta.modified().map_err(|_| ())?;
+                let ns = mtime.duration_since(std::time::UNIX_EPOCH).map_err(|_| ())?.as_nanos();
+                Ok(Some((meta.len(), ns as u64)))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(_) => Err(()),
+        })
+        .collect()
+}
+
+fn encode(listed_at: u64, written_at: u64, digest: u64, files: &[Option<(u64, u64)>]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for v in [version_tag(), listed_at, written_at, digest, files.len() as u64] {
+        varint(v, &mut body);
+    }
+    for f in files {
+        match f {
+            Some((size, mtime)) => {
+                body.push(1);
+                varint(*size, &mut body);
+                varint(*mtime, &mut body);
+            }
+            None => body.push(0),
+        }
+    }
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&checksum(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// The stamp's (listed_at, written_at, digest, generated files).
+type Stamp = (u64, u64, u64, Vec<Option<(u64, u64)>>);
+
+fn decode(bytes: &[u8]) -> Option<Stamp> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (sum, mut at) = rest.split_first_chunk::<8>()?;
+    if u64::from_le_bytes(*sum) != checksum(at) {
+        return None;
+    }
+    let mut next = || read_varint(&mut at);
+    let (version, listed_at, written_at, digest, count) =
+        (next()?, next()?, next()?, next()?, next()?);
+    if version != version_tag() {
+        return None;
+    }
+    let mut files = Vec::new();
+    for _ in 0..count {
+        let (&present, rest) = at.split_first()?;
+        at = rest;
+        files.push(match present {
+            1 => Some((read_varint(&mut at)?, read_varint(&mut at)?)),
+            _ => None,
+        });
+    }
+    at.is_empty().then_some((listed_at, written_at, digest, files))
+}
+
+fn version_tag() -> u64 {
+    checksum(env!("CARGO_PKG_VERSION").as_bytes())
+}
+
+fn put(b: &[u8], out: &mut Vec<u8>) {
+    varint(b.len() as u64, out);
+    out.extend_from_slice(b);
+}
+
+/// True when the root is as the stamp recorded it: a compile would change
+/// nothing and report nothing.
+pub fn up_to_date(root: &Root, listings: &[Listing]) -> bool {
+    let Some((listed_at, written_at, digest_then, files_then)) =
+        fs::read(path(root)).ok().as_deref().and_then(decode)
+    else {
+        return false;
+    };
+    let (digest_now, newest) = digest(listings);
+    let settled = |mtime: u64| mtime.saturating_add(RACY_NS) < written_at;
+    digest_now == digest_then
+        && newest.saturating_add(RACY_NS) < listed_at
+        && generated(root, listings).is_ok_and(|files| {
+            files == files_then && files.iter().flatten().all(|(_, mtime)| settled(*mtime))
+        })
+}
+
+/// Record that a compile of the root as `listings` saw it (listed at
+/// `listed_at`) left nothing to change. Skipped while a file is too fresh to
+/// trust; a stamp that cannot be written only costs a full compile.
+pub fn record(root: &Root, listings: &[Listing], listed_at: u64) {
+    let (digest, newest) = digest(listings);
+    let written_at = now_ns();
+    let Ok(files) = generated(root, listings) else { return };
+    let settled = |mtime: u64| mtime.saturating_add(RACY_NS) < written_at;
+    if newest.saturating_add(RACY_NS) < listed_at
+        && files.iter().flatten().all(|(_, mtime)| settled(*mtime))
+    {
+        let _ =
+            write_atomic(&root.dir, &path(root), &encode(listed_at, written_at, digest, &files));
+    } else {
+        let _ = fs::remove_file(path(root));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_reads_back_and_damage_is_refused() {
+        let files = vec![Some((10, 20)), None, Some((0, u64::MAX))];
+        let bytes = encode(5, 6, 7, &files);
+        assert_eq!(decode(&bytes), Some((5, 6, 7, files)));
+        for cut in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[12] ^= 1;
+        assert_eq!(decode(&flipped), None);
+    }
+}
