@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::memory::Memory;
 use crate::progress::Progress;
 use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Terms};
-use crate::rank::packed::{Bytes, Packed, checksum, read_at, read_varint, varint};
+use crate::rank::packed::{Bytes, Packed, checksum, read_at, read_varint, u32_at, u64_at, varint};
 use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
@@ -33,7 +33,7 @@ use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 7;
+const FORMAT: u64 = 8;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
@@ -59,49 +59,68 @@ pub fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("index.bin")
 }
 
-/// A root's cache, opened: the file list and where each record is.
+/// A root's cache, opened: the file list and where each record is, as
+/// fixed-width columns of the meta part (read as they lie, not parsed).
 struct Cached {
     file: Arc<File>,
     built_at: u64,
+    len: usize,
     /// Category names, each with the first document of its run.
     categories: Vec<(String, usize)>,
     slugs: String,
-    files: Vec<CachedFile>,
+    meta: Vec<u8>,
+    /// Where the columns start in `meta`: slug offsets (u32, len + 1),
+    /// sizes and mtimes (u64), record offsets (u64, len + 1), flags (u8).
+    slug_offs: usize,
+    sizes: usize,
+    mtimes: usize,
+    records: usize,
+    flags: usize,
+    /// Where records start in the file.
+    records_at: u64,
 }
 
-/// One cached memory file.
-struct CachedFile {
-    slug_at: u32,
-    slug_len: u32,
-    size: u64,
-    mtime_ns: u64,
-    record_at: u64,
-    record_len: u32,
-    /// The file had fields that were defaulted (reported on every run).
-    problems: bool,
-}
+/// A document's flags in the meta part.
+const DERIVED: u8 = 1;
+const PINNED: u8 = 2;
+/// The file had fields that were defaulted (reported on every run).
+const PROBLEMS: u8 = 4;
+/// The number of trigger masks in use, in the bits above.
+const TRIGGERS_SHIFT: u8 = 3;
 
 impl Cached {
     fn len(&self) -> usize {
-        self.files.len()
+        self.len
     }
 
     fn slug(&self, doc: usize) -> &str {
-        let f = &self.files[doc];
-        &self.slugs[f.slug_at as usize..(f.slug_at + f.slug_len) as usize]
+        let at = |i: usize| u32_at(&self.meta, self.slug_offs + 4 * i).unwrap_or(0) as usize;
+        self.slugs.get(at(doc)..at(doc + 1)).unwrap_or("")
+    }
+
+    fn size(&self, doc: usize) -> u64 {
+        u64_at(&self.meta, self.sizes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
+    fn mtime(&self, doc: usize) -> u64 {
+        u64_at(&self.meta, self.mtimes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
+    fn flags(&self, doc: usize) -> u8 {
+        self.meta.get(self.flags + doc).copied().unwrap_or(0)
     }
 
     fn category(&self, doc: usize) -> &str {
         let i = self.categories.partition_point(|c| c.1 <= doc);
-        &self.categories[i - 1].0
+        i.checked_sub(1).map_or("", |i| &self.categories[i].0)
     }
 
     /// The documents of `category`.
     fn run(&self, category: &str) -> std::ops::Range<usize> {
         match self.categories.binary_search_by(|c| c.0.as_str().cmp(category)) {
             Ok(i) => {
-                let end = self.categories.get(i + 1).map_or(self.files.len(), |c| c.1);
-                self.categories[i].1..end
+                let end = self.categories.get(i + 1).map_or(self.len, |c| c.1);
+                self.categories[i].1..end.max(self.categories[i].1)
             }
             Err(_) => 0..0,
         }
@@ -110,20 +129,24 @@ impl Cached {
     /// The document at `category/slug`, if the cache has one.
     fn find(&self, category: &str, slug: &str) -> Option<usize> {
         let run = self.run(category);
-        let at = self.files[run.clone()]
-            .binary_search_by(|f| {
-                let s = &self.slugs[f.slug_at as usize..(f.slug_at + f.slug_len) as usize];
-                name_order(s, slug)
-            })
-            .ok()?;
-        Some(run.start + at)
+        let (mut lo, mut hi) = (run.start, run.end);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match name_order(self.slug(mid), slug) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 
     /// Read one record: the memory and the messages of its defaulted fields.
     fn record(&self, doc: usize, scope: Scope) -> Option<(Memory, Vec<String>)> {
-        let f = &self.files[doc];
-        let mut buf = vec![0u8; f.record_len as usize];
-        read_at(&self.file, &mut buf, f.record_at).ok()?;
+        let start = u64_at(&self.meta, self.records + 8 * doc)?;
+        let len = u64_at(&self.meta, self.records + 8 * (doc + 1))?.checked_sub(start)?;
+        let mut buf = vec![0u8; usize::try_from(len).ok()?];
+        read_at(&self.file, &mut buf, self.records_at.checked_add(start)?).ok()?;
         let (sum, mut at) = buf.split_first_chunk::<4>()?;
         if u32::from_le_bytes(*sum) != checksum(at) as u32 {
             return None;
@@ -157,9 +180,8 @@ impl Cached {
                     }
                 }
                 let current = d < run.end && {
-                    let c = &self.files[d];
-                    c.size == f.size
-                        && c.mtime_ns == f.mtime_ns
+                    self.size(d) == f.size
+                        && self.mtime(d) == f.mtime_ns
                         && f.mtime_ns.saturating_add(RACY_NS) < self.built_at
                         && self.slug(d) == slug
                 };
@@ -250,7 +272,7 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     }
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
-    for doc in (0..cached.len()).filter(|&d| live[d] && cached.files[d].problems) {
+    for doc in (0..cached.len()).filter(|&d| live[d] && cached.flags(d) & PROBLEMS != 0) {
         let path = RelPath { category: cached.category(doc).into(), slug: cached.slug(doc).into() };
         match cached.record(doc, root.scope) {
             Some((_, messages)) => problems.extend(messages.into_iter().map(|message| Problem {
@@ -342,37 +364,27 @@ fn encode(
     segments: &[Segment],
     listed_at: u64,
 ) -> Vec<u8> {
-    let tables: Vec<(&[u8], &[u8], &[u8])> = segments
-        .iter()
-        .filter_map(|s| match &s.terms {
-            Terms::Packed(p) => p.bytes(),
-            Terms::Built(_) => None,
-        })
-        .collect();
-    let stats = segments.iter().flat_map(|s| s.docs.iter());
+    let stats: Vec<&DocStats> = segments.iter().flat_map(|s| s.docs.iter()).collect();
     let mut field_problems: std::collections::HashMap<&std::path::Path, Vec<String>> =
         std::collections::HashMap::new();
     for p in problems.iter().filter(|p| !p.skipped) {
         field_problems.entry(&p.path).or_default().push(p.message.clone());
     }
-    let mut meta = Vec::new();
-    let mut records = Vec::new();
-    varint(listed_at, &mut meta);
-    varint(memories.len() as u64, &mut meta);
+    let n = memories.len();
     let mut runs: Vec<(&str, usize)> = Vec::new();
-    for m in memories {
-        match runs.last_mut() {
-            Some((c, n)) if *c == m.path.category => *n += 1,
-            _ => runs.push((&m.path.category, 1)),
+    for (doc, m) in memories.iter().enumerate() {
+        if runs.last().is_none_or(|(c, _)| *c != m.path.category) {
+            runs.push((&m.path.category, doc));
         }
     }
-    varint(runs.len() as u64, &mut meta);
-    for (category, n) in &runs {
-        put_str(category, &mut meta);
-        varint(*n as u64, &mut meta);
-    }
+    let mut cols = Columns::default();
+    let (mut slugs, mut slug_offs) = (Vec::new(), vec![0u32]);
+    let (mut sizes, mut mtimes, mut offsets) = (Vec::new(), Vec::new(), vec![0u64]);
+    let (mut lengths, mut updated, mut flags, mut triggers) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut records = Vec::new();
     let mut file = files.iter().peekable();
-    for (m, stats) in memories.iter().zip(stats) {
+    for (m, stats) in memories.iter().zip(&stats) {
         // Both are in walk order; files that failed to parse have no memory.
         while file.next_if(|f| walk_order(&f.rel, &m.path) == Ordering::Less).is_some() {}
         let (size, mtime) =
@@ -385,34 +397,59 @@ fn encode(
         put_list(messages, &mut records);
         let sum = checksum(&records[start + 4..]) as u32;
         records[start..start + 4].copy_from_slice(&sum.to_le_bytes());
-        put_str(&m.path.slug, &mut meta);
-        varint(size, &mut meta);
-        varint(mtime, &mut meta);
-        varint((records.len() - start) as u64, &mut meta);
-        meta.push(
-            u8::from(stats.derived_summary)
-                | u8::from(stats.pinned) << 1
-                | u8::from(!messages.is_empty()) << 2
-                | stats.trigger_count << 3,
+        offsets.push(records.len() as u64);
+        slugs.extend_from_slice(m.path.slug.as_bytes());
+        slug_offs.push(slugs.len() as u32);
+        sizes.push(size);
+        mtimes.push(mtime);
+        lengths.extend_from_slice(&stats.lengths);
+        updated.push(stats.updated as u64);
+        flags.push(
+            if stats.derived_summary { DERIVED } else { 0 }
+                | if stats.pinned { PINNED } else { 0 }
+                | if messages.is_empty() { 0 } else { PROBLEMS }
+                | stats.trigger_count << TRIGGERS_SHIFT,
         );
-        for l in stats.lengths {
-            varint(u64::from(l), &mut meta);
-        }
-        put_i64(stats.updated, &mut meta);
-        for mask in &stats.triggers[..usize::from(stats.trigger_count)] {
-            meta.extend_from_slice(&mask.to_le_bytes());
-        }
+        triggers.extend_from_slice(&stats.triggers);
     }
-    varint(tables.len() as u64, &mut meta);
-    for ((index, dict, postings), segment) in tables.iter().zip(segments) {
-        varint(segment.docs.len() as u64, &mut meta);
-        varint(index.len() as u64, &mut meta);
-        varint(dict.len() as u64, &mut meta);
-        varint(postings.len() as u64, &mut meta);
+    let tables: Vec<(&[u8], &[u8], &[u8])> = segments
+        .iter()
+        .filter_map(|s| match &s.terms {
+            Terms::Packed(p) => p.bytes(),
+            Terms::Built(_) => None,
+        })
+        .collect();
+    let mut category_names = Vec::new();
+    let mut category_offs = vec![0u32];
+    for (c, _) in &runs {
+        category_names.extend_from_slice(c.as_bytes());
+        category_offs.push(category_names.len() as u32);
     }
+    let category_first: Vec<u32> = runs.iter().map(|r| r.1 as u32).collect();
+    let mut dims = Vec::new();
+    for ((_, dict, postings), segment) in tables.iter().zip(segments) {
+        dims.extend([segment.docs.len() as u64, dict.len() as u64, postings.len() as u64]);
+    }
+    for v in [listed_at, n as u64, runs.len() as u64, tables.len() as u64] {
+        cols.meta.extend_from_slice(&v.to_le_bytes());
+    }
+    cols.bytes(&category_names);
+    cols.u32s(&category_offs);
+    cols.u32s(&category_first);
+    cols.bytes(&slugs);
+    cols.u32s(&slug_offs);
+    cols.u64s(&sizes);
+    cols.u64s(&mtimes);
+    cols.u64s(&offsets);
+    cols.u32s(&lengths);
+    cols.u64s(&updated);
+    cols.bytes(&flags);
+    cols.u64s(&triggers);
+    cols.u64s(&dims);
     for (index, _, _) in &tables {
-        meta.extend_from_slice(index);
+        cols.bytes(index);
     }
+    let meta = cols.meta;
     let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
     let total = HEADER + meta.len() + body;
     let mut out = Vec::with_capacity(total);
@@ -430,6 +467,52 @@ fn encode(
     out
 }
 
+/// The meta part as it is written: sections of fixed-width little-endian
+/// values, each preceded by its length in bytes.
+#[derive(Default)]
+struct Columns {
+    meta: Vec<u8>,
+}
+
+impl Columns {
+    fn bytes(&mut self, b: &[u8]) {
+        self.meta.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        self.meta.extend_from_slice(b);
+    }
+
+    fn u32s(&mut self, v: &[u32]) {
+        self.meta.extend_from_slice(&(4 * v.len() as u64).to_le_bytes());
+        v.iter().for_each(|x| self.meta.extend_from_slice(&x.to_le_bytes()));
+    }
+
+    fn u64s(&mut self, v: &[u64]) {
+        self.meta.extend_from_slice(&(8 * v.len() as u64).to_le_bytes());
+        v.iter().for_each(|x| self.meta.extend_from_slice(&x.to_le_bytes()));
+    }
+}
+
+/// Reads the sections [`Columns`] wrote, in order.
+struct Sections<'a> {
+    meta: &'a [u8],
+    at: usize,
+}
+
+impl Sections<'_> {
+    /// The next section's start, if it holds exactly `len` bytes.
+    fn next(&mut self, len: usize) -> Option<usize> {
+        let (start, got) = self.any()?;
+        (got == len).then_some(start)
+    }
+
+    /// The next section: its start and length.
+    fn any(&mut self) -> Option<(usize, usize)> {
+        let len = usize::try_from(u64_at(self.meta, self.at)?).ok()?;
+        let start = self.at + 8;
+        self.at = start.checked_add(len).filter(|&end| end <= self.meta.len())?;
+        Some((start, len))
+    }
+}
+
 /// Open a root's cache: the file list and the term tables (records,
 /// dictionaries and postings stay in the file). None when it is missing,
 /// damaged or from another version.
@@ -437,7 +520,7 @@ fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
     let mut file = File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
-    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+    let word = |at: usize| u64_at(&header, at).unwrap_or(0);
     let (total, meta_len, sum) = (word(16), word(24), word(32));
     if &header[..8] != MAGIC || word(8) != version_tag() || file.metadata().ok()?.len() != total {
         return None;
@@ -447,78 +530,62 @@ fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
     if checksum(&meta) != sum {
         return None;
     }
-    let file = Arc::new(file);
-    let mut at = meta.as_slice();
-    let built_at = read_varint(&mut at)?;
-    let count = usize::try_from(read_varint(&mut at)?).ok()?;
-    let mut categories = Vec::new();
-    let mut first = 0usize;
-    for _ in 0..read_varint(&mut at)? {
-        let name = get_str(&mut at)?;
-        categories.push((name, first));
-        first = first.checked_add(usize::try_from(read_varint(&mut at)?).ok()?)?;
+    let word = |i: usize| u64_at(&meta, 8 * i).and_then(|v| usize::try_from(v).ok());
+    let (built_at, n, c, g) = (u64_at(&meta, 0)?, word(1)?, word(2)?, word(3)?);
+    let mut sections = Sections { meta: &meta, at: 32 };
+    let (names_at, names_len) = sections.any()?;
+    let name_offs = sections.next(4 * (c + 1))?;
+    let firsts = sections.next(4 * c)?;
+    let mut categories = Vec::with_capacity(c);
+    for i in 0..c {
+        let (a, b) = (u32_at(&meta, name_offs + 4 * i)?, u32_at(&meta, name_offs + 4 * i + 4)?);
+        let name = meta.get(names_at + a as usize..names_at + b as usize)?;
+        let first = u32_at(&meta, firsts + 4 * i)? as usize;
+        if categories.last().is_some_and(|(_, f)| *f > first) || first > n {
+            return None;
+        }
+        categories.push((String::from_utf8(name.to_vec()).ok()?, first));
     }
-    if first != count {
+    if u32_at(&meta, name_offs + 4 * c)? as usize != names_len {
         return None;
     }
-    let mut record_at = HEADER as u64 + meta_len;
-    let mut slugs = String::new();
-    let mut files = Vec::with_capacity(count.min(meta.len()));
-    let mut stats = Vec::with_capacity(count.min(meta.len()));
-    for _ in 0..count {
-        let slug = get_bytes(&mut at)?;
-        let slug_at = slugs.len() as u32;
-        slugs.push_str(std::str::from_utf8(slug).ok()?);
-        let (size, mtime_ns, record_len) =
-            (read_varint(&mut at)?, read_varint(&mut at)?, read_varint(&mut at)?);
-        let (&flags, rest) = at.split_first()?;
-        at = rest;
-        let mut lengths = [0u32; FIELDS];
-        for l in &mut lengths {
-            *l = u32::try_from(read_varint(&mut at)?).ok()?;
+    let (slugs_at, slugs_len) = sections.any()?;
+    let slugs = String::from_utf8(meta[slugs_at..slugs_at + slugs_len].to_vec()).ok()?;
+    let slug_offs = sections.next(4 * (n + 1))?;
+    let sizes = sections.next(8 * n)?;
+    let mtimes = sections.next(8 * n)?;
+    let records = sections.next(8 * (n + 1))?;
+    let lengths = sections.next(4 * FIELDS * n)?;
+    let updated = sections.next(8 * n)?;
+    let flags = sections.next(n)?;
+    let triggers = sections.next(16 * n)?;
+    let dims = sections.next(24 * g)?;
+    let mut stats = Vec::with_capacity(n);
+    for d in 0..n {
+        let mut l = [0u32; FIELDS];
+        for (f, slot) in l.iter_mut().enumerate() {
+            *slot = u32_at(&meta, lengths + 4 * (FIELDS * d + f))?;
         }
-        let updated = get_i64(&mut at)?;
-        let trigger_count = flags >> 3;
-        let mut triggers = [0u64; 2];
-        for t in triggers.get_mut(..usize::from(trigger_count))? {
-            let (mask, rest) = at.split_first_chunk::<8>()?;
-            *t = u64::from_le_bytes(*mask);
-            at = rest;
-        }
-        files.push(CachedFile {
-            slug_at,
-            slug_len: slug.len() as u32,
-            size,
-            mtime_ns,
-            record_at,
-            record_len: u32::try_from(record_len).ok()?,
-            problems: flags & 4 != 0,
-        });
+        let flag = meta[flags + d];
         stats.push(DocStats {
-            lengths,
-            derived_summary: flags & 1 != 0,
-            pinned: flags & 2 != 0,
-            updated,
-            trigger_count,
-            triggers,
+            lengths: l,
+            derived_summary: flag & DERIVED != 0,
+            pinned: flag & PINNED != 0,
+            updated: u64_at(&meta, updated + 8 * d)? as i64,
+            trigger_count: (flag >> TRIGGERS_SHIFT).min(2),
+            triggers: [u64_at(&meta, triggers + 16 * d)?, u64_at(&meta, triggers + 16 * d + 8)?],
         });
-        record_at = record_at.checked_add(record_len)?;
     }
-    let tables = read_varint(&mut at)?;
-    let mut dims = Vec::new();
-    for _ in 0..tables {
-        let mut dim = [0u64; 4];
-        for d in &mut dim {
-            *d = read_varint(&mut at)?;
-        }
-        dims.push(dim);
-    }
-    let mut segments = Vec::with_capacity(dims.len());
-    let mut offset = record_at;
+    let file = Arc::new(file);
+    let records_at = HEADER as u64 + meta_len;
+    let mut offset = records_at.checked_add(u64_at(&meta, records + 8 * n)?)?;
+    let mut segments = Vec::with_capacity(g);
     let mut rest = stats.into_iter();
-    for [docs, index_len, dict_len, postings_len] in dims {
-        let index = at.get(..usize::try_from(index_len).ok()?)?;
-        at = &at[index.len()..];
+    for s in 0..g {
+        let dim = |k: usize| u64_at(&meta, dims + 8 * (3 * s + k));
+        let (docs, dict_len, postings_len) = (dim(0)?, dim(1)?, dim(2)?);
+        let (index_at, index_len) = sections.any()?;
+        let index = meta[index_at..index_at + index_len].to_vec();
         let dict = Bytes::File { file: file.clone(), at: offset, len: dict_len };
         offset = offset.checked_add(dict_len)?;
         let postings = Bytes::File { file: file.clone(), at: offset, len: postings_len };
@@ -527,9 +594,23 @@ fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
         let docs: Vec<DocStats> = rest.by_ref().take(usize::try_from(docs).ok()?).collect();
         segments.push(Segment { terms: Terms::Packed(packed), docs });
     }
-    let covered = segments.iter().map(|s| s.docs.len()).sum::<usize>() == count;
-    (covered && at.is_empty() && offset == total)
-        .then_some((Cached { file, built_at, categories, slugs, files }, segments))
+    let covered = segments.iter().map(|s| s.docs.len()).sum::<usize>() == n;
+    let whole = sections.at == meta.len() && offset == total;
+    let cached = Cached {
+        file,
+        built_at,
+        len: n,
+        categories,
+        slugs,
+        slug_offs,
+        sizes,
+        mtimes,
+        records,
+        flags,
+        records_at,
+        meta,
+    };
+    (covered && whole).then_some((cached, segments))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.

@@ -18,23 +18,15 @@ const BLOCK: usize = 32;
 
 /// A packed term table.
 pub struct Packed {
-    /// The blocks' first terms, back to back.
-    firsts: Vec<u8>,
-    blocks: Vec<Block>,
+    /// The block index: `count`, then each block's first-term offset
+    /// (`count + 1` u32), dictionary offset (`count + 1` u64) and checksum
+    /// (`count` u32), then the first terms back to back. Fixed-width, so it
+    /// is searched as it lies, never parsed.
+    index: Vec<u8>,
+    count: usize,
     dict: Bytes,
     postings: Bytes,
-    /// The block index as bytes, kept for writing a table built in memory.
-    index: Vec<u8>,
     damaged: AtomicBool,
-}
-
-/// One dictionary block: its first term, where it is, its checksum.
-struct Block {
-    first_at: u32,
-    first_len: u32,
-    at: u64,
-    len: u64,
-    sum: u32,
 }
 
 /// A run of bytes, in memory or in a file.
@@ -103,63 +95,54 @@ impl Packed {
     pub fn pack(table: &Built) -> PackedBytes {
         let mut terms: Vec<(String, &[Posting])> = table.entries().collect();
         terms.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let mut out = PackedBytes { index: Vec::new(), dict: Vec::new(), postings: Vec::new() };
-        varint(terms.len().div_ceil(BLOCK) as u64, &mut out.index);
+        let mut dict = Vec::new();
+        let mut postings = Vec::new();
+        let (mut first_offs, mut dict_offs, mut sums, mut firsts) =
+            (vec![0u32], vec![0u64], vec![], vec![]);
         for block in terms.chunks(BLOCK) {
-            let start = out.dict.len();
+            let start = dict.len();
             for (term, list) in block {
-                let at = out.postings.len();
-                encode_postings(list, &mut out.postings);
-                put_bytes(term.as_bytes(), &mut out.dict);
-                varint(at as u64, &mut out.dict);
-                varint((out.postings.len() - at) as u64, &mut out.dict);
-                out.dict.extend_from_slice(&(checksum(&out.postings[at..]) as u32).to_le_bytes());
+                let at = postings.len();
+                encode_postings(list, &mut postings);
+                put_bytes(term.as_bytes(), &mut dict);
+                varint(at as u64, &mut dict);
+                varint((postings.len() - at) as u64, &mut dict);
+                dict.extend_from_slice(&(checksum(&postings[at..]) as u32).to_le_bytes());
             }
-            put_bytes(block[0].0.as_bytes(), &mut out.index);
-            varint((out.dict.len() - start) as u64, &mut out.index);
-            out.index.extend_from_slice(&(checksum(&out.dict[start..]) as u32).to_le_bytes());
+            firsts.extend_from_slice(block[0].0.as_bytes());
+            first_offs.push(firsts.len() as u32);
+            dict_offs.push(dict.len() as u64);
+            sums.push(checksum(&dict[start..]) as u32);
         }
-        out
+        let mut index = Vec::with_capacity(4 + 16 * (sums.len() + 1) + firsts.len());
+        index.extend_from_slice(&(sums.len() as u32).to_le_bytes());
+        first_offs.iter().for_each(|o| index.extend_from_slice(&o.to_le_bytes()));
+        dict_offs.iter().for_each(|o| index.extend_from_slice(&o.to_le_bytes()));
+        sums.iter().for_each(|o| index.extend_from_slice(&o.to_le_bytes()));
+        index.extend_from_slice(&firsts);
+        PackedBytes { index, dict, postings }
     }
 
-    /// A table read back from its block index and the bytes of its
-    /// dictionary and postings; None when the index does not fit them.
-    pub fn open(index: &[u8], dict: Bytes, postings: Bytes) -> Option<Packed> {
-        let mut at = index;
-        let count = read_varint(&mut at)? as usize;
-        let mut firsts = Vec::new();
-        let mut blocks = Vec::with_capacity(count.min(index.len()));
-        let mut offset = 0u64;
-        for _ in 0..count {
-            let first = get_bytes(&mut at)?;
-            let len = read_varint(&mut at)?;
-            let sum = u32::from_le_bytes(at.get(..4)?.try_into().ok()?);
-            at = &at[4..];
-            blocks.push(Block {
-                first_at: firsts.len() as u32,
-                first_len: first.len() as u32,
-                at: offset,
-                len,
-                sum,
-            });
-            firsts.extend_from_slice(first);
-            offset = offset.checked_add(len)?;
+    /// A table from its block index and the bytes of its dictionary and
+    /// postings; None when the index does not describe them.
+    pub fn open(index: Vec<u8>, dict: Bytes, postings: Bytes) -> Option<Packed> {
+        let count = u32_at(&index, 0)? as usize;
+        let packed = Packed { index, count, dict, postings, damaged: AtomicBool::new(false) };
+        let firsts_len = packed.index.len().checked_sub(packed.firsts_at())?;
+        // Offsets run forward and end where their bytes end.
+        let mut ok = packed.first_off(0)? == 0 && packed.dict_off(0)? == 0;
+        for i in 0..count {
+            ok &= packed.first_off(i)? <= packed.first_off(i + 1)?
+                && packed.dict_off(i)? <= packed.dict_off(i + 1)?;
         }
-        let fits = at.is_empty() && offset == dict.len();
-        fits.then_some(Packed {
-            firsts,
-            blocks,
-            dict,
-            postings,
-            index: Vec::new(),
-            damaged: AtomicBool::new(false),
-        })
+        ok &= packed.first_off(count)? as usize == firsts_len
+            && packed.dict_off(count)? == packed.dict.len();
+        ok.then_some(packed)
     }
 
     /// A freshly packed table, held in memory.
     pub fn from_bytes(bytes: PackedBytes) -> Option<Packed> {
-        Packed::open(&bytes.index, Bytes::Memory(bytes.dict), Bytes::Memory(bytes.postings))
-            .map(|p| Packed { index: bytes.index, ..p })
+        Packed::open(bytes.index, Bytes::Memory(bytes.dict), Bytes::Memory(bytes.postings))
     }
 
     /// The block index, dictionary and postings bytes of a table held in
@@ -177,8 +160,26 @@ impl Packed {
         self.damaged.load(Ordering::Relaxed)
     }
 
-    fn first(&self, b: &Block) -> &[u8] {
-        &self.firsts[b.first_at as usize..(b.first_at + b.first_len) as usize]
+    fn first_off(&self, i: usize) -> Option<u32> {
+        u32_at(&self.index, 4 + 4 * i)
+    }
+
+    fn dict_off(&self, i: usize) -> Option<u64> {
+        u64_at(&self.index, 4 + 4 * (self.count + 1) + 8 * i)
+    }
+
+    fn sum(&self, i: usize) -> Option<u32> {
+        u32_at(&self.index, 4 + 12 * (self.count + 1) + 4 * i)
+    }
+
+    fn firsts_at(&self) -> usize {
+        4 + 12 * (self.count + 1) + 4 * self.count
+    }
+
+    /// The first term of block `i` (offsets were checked on open).
+    fn first(&self, i: usize) -> &[u8] {
+        let (a, b) = (self.first_off(i).unwrap_or(0), self.first_off(i + 1).unwrap_or(0));
+        self.index.get(self.firsts_at() + a as usize..self.firsts_at() + b as usize).unwrap_or(&[])
     }
 
     /// The postings of `token`, decoded.
@@ -194,10 +195,17 @@ impl Packed {
 
     /// Ok(None) when the term is absent; Err when the bytes are damaged.
     fn find(&self, needle: &[u8]) -> Result<Option<Vec<Posting>>, ()> {
-        let after = self.blocks.partition_point(|b| self.first(b) <= needle);
-        let Some(block) = after.checked_sub(1).map(|i| &self.blocks[i]) else { return Ok(None) };
-        let bytes = self.dict.get(block.at, block.len).ok_or(())?;
-        if checksum(&bytes) as u32 != block.sum {
+        // The last block whose first term is not after the needle.
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.first(mid) <= needle { lo = mid + 1 } else { hi = mid }
+        }
+        let Some(block) = lo.checked_sub(1) else { return Ok(None) };
+        let start = self.dict_off(block).ok_or(())?;
+        let end = self.dict_off(block + 1).ok_or(())?;
+        let bytes = self.dict.get(start, end.checked_sub(start).ok_or(())?).ok_or(())?;
+        if Some(checksum(&bytes) as u32) != self.sum(block) {
             return Err(());
         }
         let mut at = &bytes[..];
@@ -205,15 +213,14 @@ impl Packed {
             let term = get_bytes(&mut at).ok_or(())?;
             let start = read_varint(&mut at).ok_or(())?;
             let len = read_varint(&mut at).ok_or(())?;
-            let sum = at.get(..4).ok_or(())?;
-            let sum = u32::from_le_bytes(sum.try_into().map_err(|_| ())?);
-            at = &at[4..];
+            let (sum, rest) = at.split_first_chunk::<4>().ok_or(())?;
+            at = rest;
             match term.cmp(needle) {
                 std::cmp::Ordering::Less => continue,
                 std::cmp::Ordering::Greater => return Ok(None),
                 std::cmp::Ordering::Equal => {
                     let list = self.postings.get(start, len).ok_or(())?;
-                    if checksum(&list) as u32 != sum {
+                    if checksum(&list) as u32 != u32::from_le_bytes(*sum) {
                         return Err(());
                     }
                     return Ok(Some(decode_postings(&list)));
@@ -222,6 +229,16 @@ impl Packed {
         }
         Ok(None)
     }
+}
+
+/// The little-endian u32 at byte `at`, if it is there.
+pub fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(*bytes.get(at..)?.first_chunk::<4>()?))
+}
+
+/// The little-endian u64 at byte `at`, if it is there.
+pub fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(*bytes.get(at..)?.first_chunk::<8>()?))
 }
 
 fn put_bytes(b: &[u8], out: &mut Vec<u8>) {
@@ -350,13 +367,13 @@ mod tests {
         let file = Arc::new(File::open(&path).unwrap());
         let dict_len = bytes.dict.len() as u64;
         let on_disk = Packed::open(
-            &bytes.index,
+            bytes.index.clone(),
             Bytes::File { file: file.clone(), at: 6, len: dict_len },
             Bytes::File { file, at: 6 + dict_len, len: bytes.postings.len() as u64 },
         )
         .unwrap();
         let in_memory = Packed::from_bytes(bytes).unwrap();
-        assert!(in_memory.blocks.len() > 2);
+        assert!(in_memory.count > 2);
         for (term, list) in table.entries() {
             assert_eq!(in_memory.postings(&term), list, "{term}");
             assert_eq!(on_disk.postings(&term), list, "{term}");
@@ -371,8 +388,27 @@ mod tests {
     #[test]
     fn damage_is_refused_or_flagged() {
         let empty = || Bytes::Memory(Vec::new());
-        assert!(Packed::open(&[], empty(), empty()).is_none());
-        assert!(Packed::open(&[1, 0, 0, 0], empty(), empty()).is_none());
+        assert!(Packed::open(vec![], empty(), empty()).is_none());
+        assert!(Packed::open(vec![1, 0, 0, 0], empty(), empty()).is_none());
+        let seg = built(&[memory("a/x", "部署脚本用 pnpm\n")]);
+        let Terms::Built(table) = &seg.terms else { unreachable!() };
+        let good = Packed::pack(table);
+        // Every truncation of the index, and every byte of it changed, is
+        // refused on open or found when read: never a panic.
+        for cut in 0..good.index.len() {
+            let dict = Bytes::Memory(good.dict.clone());
+            assert!(Packed::open(good.index[..cut].to_vec(), dict, empty()).is_none());
+        }
+        for i in 0..good.index.len() {
+            let mut index = good.index.clone();
+            index[i] ^= 0xa5;
+            let (dict, postings) = (good.dict.clone(), good.postings.clone());
+            if let Some(p) = Packed::open(index, Bytes::Memory(dict), Bytes::Memory(postings)) {
+                for (term, _) in table.entries() {
+                    let _ = p.postings(&term);
+                }
+            }
+        }
         let seg = built(&[memory("a/x", "部署脚本用 pnpm\n")]);
         let Terms::Built(table) = &seg.terms else { unreachable!() };
         for part in 0..2 {
