@@ -28,19 +28,22 @@ use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{FileEntry, Listing, Problem, list, load_files, load_files_counted};
+use crate::scan::{
+    FileEntry, Known, Listing, Problem, list, list_with, load_files, load_files_counted,
+};
 use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 8;
+const FORMAT: u64 = 11;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
 pub const RACY_NS: u64 = 2_000_000_000;
 
-/// Header: magic, version tag, total length, meta length, meta checksum.
-const HEADER: usize = 40;
+/// Header: magic, version tag, total length, then the length and checksum
+/// of the names part and of the meta part.
+const HEADER: usize = 56;
 
 /// Nanoseconds since the epoch, as file modification times are kept.
 pub fn now_ns() -> u64 {
@@ -59,19 +62,39 @@ pub fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("index.bin")
 }
 
-/// A root's cache, opened: the file list and where each record is, as
-/// fixed-width columns of the meta part (read as they lie, not parsed).
-struct Cached {
+/// The first part of a cache: what a root's folders held, enough to list it.
+struct Names {
     file: Arc<File>,
+    total: u64,
     built_at: u64,
     len: usize,
     /// Category names, each with the first document of its run.
     categories: Vec<(String, usize)>,
+    /// Each category folder's mtime when listed, if every file in it was a
+    /// memory read without trouble (else its listing cannot stand for it).
+    folders: Vec<Option<u64>>,
     slugs: String,
-    meta: Vec<u8>,
-    /// Where the columns start in `meta`: slug offsets (u32, len + 1),
-    /// sizes and mtimes (u64), record offsets (u64, len + 1), flags (u8).
+    /// The part as read, and where the slug offsets (u32, len + 1) start.
+    bytes: Vec<u8>,
     slug_offs: usize,
+    /// Where the meta part starts in the file, its length and checksum.
+    meta_at: u64,
+    meta_len: u64,
+    meta_sum: u64,
+}
+
+/// A root's cache, opened: the file list and where each record is, as
+/// fixed-width columns (read as they lie, not parsed).
+struct Cached {
+    names: Names,
+    meta: Meta,
+}
+
+/// The meta part of a cache.
+struct Meta {
+    bytes: Vec<u8>,
+    /// Where the columns start in `meta`: sizes and mtimes (u64), record
+    /// offsets (u64, len + 1), flags (u8).
     sizes: usize,
     mtimes: usize,
     records: usize,
@@ -88,31 +111,23 @@ const PROBLEMS: u8 = 4;
 /// The number of trigger masks in use, in the bits above.
 const TRIGGERS_SHIFT: u8 = 3;
 
-impl Cached {
-    fn len(&self) -> usize {
-        self.len
-    }
-
+impl Names {
     fn slug(&self, doc: usize) -> &str {
-        let at = |i: usize| u32_at(&self.meta, self.slug_offs + 4 * i).unwrap_or(0) as usize;
+        let at = |i: usize| u32_at(&self.bytes, self.slug_offs + 4 * i).unwrap_or(0) as usize;
         self.slugs.get(at(doc)..at(doc + 1)).unwrap_or("")
-    }
-
-    fn size(&self, doc: usize) -> u64 {
-        u64_at(&self.meta, self.sizes + 8 * doc).unwrap_or(u64::MAX)
-    }
-
-    fn mtime(&self, doc: usize) -> u64 {
-        u64_at(&self.meta, self.mtimes + 8 * doc).unwrap_or(u64::MAX)
-    }
-
-    fn flags(&self, doc: usize) -> u8 {
-        self.meta.get(self.flags + doc).copied().unwrap_or(0)
     }
 
     fn category(&self, doc: usize) -> &str {
         let i = self.categories.partition_point(|c| c.1 <= doc);
         i.checked_sub(1).map_or("", |i| &self.categories[i].0)
+    }
+
+    /// What the cache knows of a category folder, for [`list_with`]: its
+    /// mtime and memory files, when the folder was settled at build time.
+    fn known(&self, category: &str) -> Known<'_> {
+        let i = self.categories.binary_search_by(|c| c.0.as_str().cmp(category)).ok()?;
+        let mtime = self.folders[i].filter(|m| m.saturating_add(RACY_NS) < self.built_at)?;
+        Some((mtime, self.run(category).map(|d| self.slug(d)).collect()))
     }
 
     /// The documents of `category`.
@@ -124,6 +139,36 @@ impl Cached {
             }
             Err(_) => 0..0,
         }
+    }
+}
+
+impl Cached {
+    fn len(&self) -> usize {
+        self.names.len
+    }
+
+    fn slug(&self, doc: usize) -> &str {
+        self.names.slug(doc)
+    }
+
+    fn category(&self, doc: usize) -> &str {
+        self.names.category(doc)
+    }
+
+    fn run(&self, category: &str) -> std::ops::Range<usize> {
+        self.names.run(category)
+    }
+
+    fn size(&self, doc: usize) -> u64 {
+        u64_at(&self.meta.bytes, self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
+    fn mtime(&self, doc: usize) -> u64 {
+        u64_at(&self.meta.bytes, self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
+    fn flags(&self, doc: usize) -> u8 {
+        self.meta.bytes.get(self.meta.flags + doc).copied().unwrap_or(0)
     }
 
     /// The document at `category/slug`, if the cache has one.
@@ -143,10 +188,11 @@ impl Cached {
 
     /// Read one record: the memory and the messages of its defaulted fields.
     fn record(&self, doc: usize, scope: Scope) -> Option<(Memory, Vec<String>)> {
-        let start = u64_at(&self.meta, self.records + 8 * doc)?;
-        let len = u64_at(&self.meta, self.records + 8 * (doc + 1))?.checked_sub(start)?;
+        let start = u64_at(&self.meta.bytes, self.meta.records + 8 * doc)?;
+        let len =
+            u64_at(&self.meta.bytes, self.meta.records + 8 * (doc + 1))?.checked_sub(start)?;
         let mut buf = vec![0u8; usize::try_from(len).ok()?];
-        read_at(&self.file, &mut buf, self.records_at.checked_add(start)?).ok()?;
+        read_at(&self.names.file, &mut buf, self.meta.records_at.checked_add(start)?).ok()?;
         let (sum, mut at) = buf.split_first_chunk::<4>()?;
         if u32::from_le_bytes(*sum) != checksum(at) as u32 {
             return None;
@@ -182,7 +228,7 @@ impl Cached {
                 let current = d < run.end && {
                     self.size(d) == f.size
                         && self.mtime(d) == f.mtime_ns
-                        && f.mtime_ns.saturating_add(RACY_NS) < self.built_at
+                        && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
                         && self.slug(d) == slug
                 };
                 if current {
@@ -215,7 +261,9 @@ pub struct Indexed {
     fresh: Vec<Memory>,
     /// Which documents exist now (a changed file's cached entry is dead).
     live: Vec<bool>,
-    segments: Vec<Segment>,
+    stats: Vec<DocStats>,
+    /// Term tables, each with the first document it covers.
+    tables: Vec<(u32, Terms)>,
     problems: Vec<Problem>,
 }
 
@@ -254,21 +302,24 @@ impl Indexed {
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let listed_at = now_ns();
-    // Listing the files and reading the cache do not depend on each other.
-    let ((listings, mut problems), cache) = std::thread::scope(|s| {
-        let cache = s.spawn(|| read(root));
-        (list(root), cache.join().ok().flatten())
+    let names = open(root);
+    // The rest of the cache is read while the folders are listed.
+    let ((listings, mut problems), rest) = std::thread::scope(|s| {
+        let rest = names.as_ref().map(|names| s.spawn(move || read_meta(names)));
+        let listed = match &names {
+            Some(names) => list_with(root, &|category| names.known(category)),
+            None => list(root),
+        };
+        (listed, rest.and_then(|r| r.join().ok().flatten()))
     });
-    let files = || -> Vec<FileEntry> {
-        listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect()
+    let (Some(names), Some((meta, (mut stats, mut tables)))) = (names, rest) else {
+        return rebuild(root, &listings, problems, tokenizer, listed_at);
     };
-    let Some((cached, segments)) = cache else {
-        return rebuild(root, &files(), problems, tokenizer, listed_at);
-    };
+    let cached = Cached { names, meta };
     let (mut live, changed) = cached.match_listings(&listings);
     // Past a few percent of changed files, a fresh cache pays for itself.
     if changed.len() > 64.max(cached.len() / 20) {
-        return rebuild(root, &files(), problems, tokenizer, listed_at);
+        return rebuild(root, &listings, problems, tokenizer, listed_at);
     }
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
@@ -282,11 +333,12 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
                 skipped: false,
             })),
             // A damaged record: the whole cache goes.
-            None => return rebuild(root, &files(), problems, tokenizer, listed_at),
+            None => return rebuild(root, &listings, problems, tokenizer, listed_at),
         }
     }
-    let mut segments = segments;
-    segments.push(Segment::build(&fresh.memories, tokenizer));
+    let overlay = Segment::build(&fresh.memories, tokenizer);
+    tables.push((stats.len() as u32, overlay.terms));
+    stats.extend(overlay.docs);
     live.extend(std::iter::repeat_n(true, fresh.memories.len()));
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed {
@@ -294,8 +346,18 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
         cached: Some(cached),
         fresh: fresh.memories,
         live,
-        segments,
+        stats,
+        tables,
         problems,
+    }
+}
+
+/// List a root, told by its cache (when it has one) which category folders
+/// are as they were: see [`list_with`].
+pub fn list_root(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
+    match open(root) {
+        Some(names) => list_with(root, &|category| names.known(category)),
+        None => list(root),
     }
 }
 
@@ -325,11 +387,14 @@ pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
 /// Read every file, index it, and write a new cache.
 fn rebuild(
     root: &Root,
-    files: &[FileEntry],
+    listings: &[Listing],
     mut problems: Vec<Problem>,
     tokenizer: &Tokenizer,
     listed_at: u64,
 ) -> Indexed {
+    let files: Vec<FileEntry> =
+        listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
+    let files = files.as_slice();
     // Reading counts one step per file, indexing another.
     let progress = Progress::start("indexing memories", 2 * files.len());
     let scan = load_files_counted(root.scope, files, progress.counter());
@@ -338,17 +403,19 @@ fn rebuild(
         .fetch_add(files.len() - scan.memories.len(), std::sync::atomic::Ordering::Relaxed);
     let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
     drop(progress);
-    let bytes = encode(root, files, &scan.memories, &scan.problems, &segments, listed_at);
+    let bytes = encode(root, listings, files, &scan.memories, &scan.problems, &segments, listed_at);
     // A cache that cannot be written only costs time on the next run.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
     problems.extend(scan.problems);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
+    let (stats, tables) = Segment::split(segments);
     Indexed {
         scope: root.scope,
         cached: None,
         live: vec![true; scan.memories.len()],
         fresh: scan.memories,
-        segments,
+        stats,
+        tables,
         problems,
     }
 }
@@ -358,6 +425,7 @@ fn rebuild(
 /// dictionary and postings (each checked when read).
 fn encode(
     root: &Root,
+    listings: &[Listing],
     files: &[FileEntry],
     memories: &[Memory],
     problems: &[Problem],
@@ -426,18 +494,35 @@ fn encode(
         category_offs.push(category_names.len() as u32);
     }
     let category_first: Vec<u32> = runs.iter().map(|r| r.1 as u32).collect();
+    // A folder can stand for its files next time only if all of them are
+    // memories that were read: 0 marks one that cannot.
+    let mut folders = Vec::with_capacity(runs.len());
+    for (k, (category, first)) in runs.iter().enumerate() {
+        let docs = runs.get(k + 1).map_or(n, |r| r.1) - first;
+        let listing = listings
+            .binary_search_by(|l| l.category.as_str().cmp(category))
+            .ok()
+            .map(|i| &listings[i]);
+        folders.push(match listing {
+            Some(l) if !l.problems && l.files.len() == docs && l.dir_mtime_ns > 0 => l.dir_mtime_ns,
+            _ => 0,
+        });
+    }
     let mut dims = Vec::new();
     for ((_, dict, postings), segment) in tables.iter().zip(segments) {
         dims.extend([segment.docs.len() as u64, dict.len() as u64, postings.len() as u64]);
     }
-    for v in [listed_at, n as u64, runs.len() as u64, tables.len() as u64] {
+    for v in [listed_at, n as u64, runs.len() as u64] {
         cols.meta.extend_from_slice(&v.to_le_bytes());
     }
     cols.bytes(&category_names);
     cols.u32s(&category_offs);
     cols.u32s(&category_first);
+    cols.u64s(&folders);
     cols.bytes(&slugs);
     cols.u32s(&slug_offs);
+    let names = std::mem::take(&mut cols.meta);
+    cols.meta.extend_from_slice(&(tables.len() as u64).to_le_bytes());
     cols.u64s(&sizes);
     cols.u64s(&mtimes);
     cols.u64s(&offsets);
@@ -451,13 +536,16 @@ fn encode(
     }
     let meta = cols.meta;
     let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
-    let total = HEADER + meta.len() + body;
+    let total = HEADER + names.len() + meta.len() + body;
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version_tag().to_le_bytes());
     out.extend_from_slice(&(total as u64).to_le_bytes());
+    out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&names).to_le_bytes());
     out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
     out.extend_from_slice(&checksum(&meta).to_le_bytes());
+    out.extend_from_slice(&names);
     out.extend_from_slice(&meta);
     out.extend_from_slice(&records);
     for (_, dict, postings) in &tables {
@@ -513,45 +601,83 @@ impl Sections<'_> {
     }
 }
 
-/// Open a root's cache: the file list and the term tables (records,
-/// dictionaries and postings stay in the file). None when it is missing,
-/// damaged or from another version.
-fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
+/// Open a root's cache and read its names part: enough to list the root.
+/// None when it is missing, damaged or from another version.
+fn open(root: &Root) -> Option<Names> {
     let mut file = File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64_at(&header, at).unwrap_or(0);
-    let (total, meta_len, sum) = (word(16), word(24), word(32));
+    let (total, names_len, names_sum) = (word(16), word(24), word(32));
+    let (meta_len, meta_sum) = (word(40), word(48));
     if &header[..8] != MAGIC || word(8) != version_tag() || file.metadata().ok()?.len() != total {
         return None;
     }
-    let mut meta = vec![0u8; usize::try_from(meta_len).ok()?];
-    file.read_exact(&mut meta).ok()?;
-    if checksum(&meta) != sum {
+    let mut bytes = vec![0u8; usize::try_from(names_len).ok()?];
+    file.read_exact(&mut bytes).ok()?;
+    if checksum(&bytes) != names_sum {
         return None;
     }
-    let word = |i: usize| u64_at(&meta, 8 * i).and_then(|v| usize::try_from(v).ok());
-    let (built_at, n, c, g) = (u64_at(&meta, 0)?, word(1)?, word(2)?, word(3)?);
-    let mut sections = Sections { meta: &meta, at: 32 };
-    let (names_at, names_len) = sections.any()?;
+    let word = |i: usize| u64_at(&bytes, 8 * i).and_then(|v| usize::try_from(v).ok());
+    let (built_at, n, c) = (u64_at(&bytes, 0)?, word(1)?, word(2)?);
+    let mut sections = Sections { meta: &bytes, at: 24 };
+    let (blob_at, blob_len) = sections.any()?;
     let name_offs = sections.next(4 * (c + 1))?;
     let firsts = sections.next(4 * c)?;
+    let folder_at = sections.next(8 * c)?;
+    let mut folders = Vec::with_capacity(c);
     let mut categories = Vec::with_capacity(c);
     for i in 0..c {
-        let (a, b) = (u32_at(&meta, name_offs + 4 * i)?, u32_at(&meta, name_offs + 4 * i + 4)?);
-        let name = meta.get(names_at + a as usize..names_at + b as usize)?;
-        let first = u32_at(&meta, firsts + 4 * i)? as usize;
+        folders.push(Some(u64_at(&bytes, folder_at + 8 * i)?).filter(|&m| m > 0));
+        let (a, b) = (u32_at(&bytes, name_offs + 4 * i)?, u32_at(&bytes, name_offs + 4 * i + 4)?);
+        let name = bytes.get(blob_at + a as usize..blob_at + b as usize)?;
+        let first = u32_at(&bytes, firsts + 4 * i)? as usize;
         if categories.last().is_some_and(|(_, f)| *f > first) || first > n {
             return None;
         }
         categories.push((String::from_utf8(name.to_vec()).ok()?, first));
     }
-    if u32_at(&meta, name_offs + 4 * c)? as usize != names_len {
+    if u32_at(&bytes, name_offs + 4 * c)? as usize != blob_len {
         return None;
     }
     let (slugs_at, slugs_len) = sections.any()?;
-    let slugs = String::from_utf8(meta[slugs_at..slugs_at + slugs_len].to_vec()).ok()?;
+    let slugs = String::from_utf8(bytes[slugs_at..slugs_at + slugs_len].to_vec()).ok()?;
     let slug_offs = sections.next(4 * (n + 1))?;
+    if sections.at != bytes.len() {
+        return None;
+    }
+    Some(Names {
+        file: Arc::new(file),
+        total,
+        built_at,
+        len: n,
+        categories,
+        folders,
+        slugs,
+        bytes,
+        slug_offs,
+        meta_at: HEADER as u64 + names_len,
+        meta_len,
+        meta_sum,
+    })
+}
+
+/// Read the rest of an opened cache: the meta part (sizes, mtimes, where
+/// the records are, statistics) and the term tables (records, dictionaries
+/// and postings stay in the file). None when it is damaged.
+/// Every document's statistics and the term tables, each with its first document.
+type Tables = (Vec<DocStats>, Vec<(u32, Terms)>);
+
+fn read_meta(names: &Names) -> Option<(Meta, Tables)> {
+    let file = names.file.clone();
+    let n = names.len;
+    let mut meta = vec![0u8; usize::try_from(names.meta_len).ok()?];
+    read_at(&file, &mut meta, names.meta_at).ok()?;
+    if checksum(&meta) != names.meta_sum {
+        return None;
+    }
+    let g = usize::try_from(u64_at(&meta, 0)?).ok()?;
+    let mut sections = Sections { meta: &meta, at: 8 };
     let sizes = sections.next(8 * n)?;
     let mtimes = sections.next(8 * n)?;
     let records = sections.next(8 * (n + 1))?;
@@ -576,11 +702,10 @@ fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
             triggers: [u64_at(&meta, triggers + 16 * d)?, u64_at(&meta, triggers + 16 * d + 8)?],
         });
     }
-    let file = Arc::new(file);
-    let records_at = HEADER as u64 + meta_len;
+    let records_at = names.meta_at.checked_add(names.meta_len)?;
     let mut offset = records_at.checked_add(u64_at(&meta, records + 8 * n)?)?;
-    let mut segments = Vec::with_capacity(g);
-    let mut rest = stats.into_iter();
+    let mut tables = Vec::with_capacity(g);
+    let mut first = 0u64;
     for s in 0..g {
         let dim = |k: usize| u64_at(&meta, dims + 8 * (3 * s + k));
         let (docs, dict_len, postings_len) = (dim(0)?, dim(1)?, dim(2)?);
@@ -591,26 +716,20 @@ fn read(root: &Root) -> Option<(Cached, Vec<Segment>)> {
         let postings = Bytes::File { file: file.clone(), at: offset, len: postings_len };
         offset = offset.checked_add(postings_len)?;
         let packed = Packed::open(index, dict, postings)?;
-        let docs: Vec<DocStats> = rest.by_ref().take(usize::try_from(docs).ok()?).collect();
-        segments.push(Segment { terms: Terms::Packed(packed), docs });
+        tables.push((u32::try_from(first).ok()?, Terms::Packed(packed)));
+        first = first.checked_add(docs)?;
     }
-    let covered = segments.iter().map(|s| s.docs.len()).sum::<usize>() == n;
-    let whole = sections.at == meta.len() && offset == total;
-    let cached = Cached {
-        file,
-        built_at,
-        len: n,
-        categories,
-        slugs,
-        slug_offs,
-        sizes,
-        mtimes,
-        records,
-        flags,
-        records_at,
-        meta,
-    };
-    (covered && whole).then_some((cached, segments))
+    let covered = first == n as u64;
+    let whole = sections.at == meta.len() && offset == names.total;
+    let meta = Meta { bytes: meta, sizes, mtimes, records, flags, records_at };
+    (covered && whole).then_some((meta, (stats, tables)))
+}
+
+/// Open and read a root's cache whole.
+fn read(root: &Root) -> Option<(Cached, Tables)> {
+    let names = open(root)?;
+    let (meta, tables) = read_meta(&names)?;
+    Some((Cached { names, meta }, tables))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.
@@ -829,18 +948,26 @@ pub fn index_all(roots: &[&Root]) -> Library {
         }
     }
     let mut live = Vec::new();
-    let mut segments = Vec::new();
+    let mut stats = Vec::new();
+    let mut tables = Vec::new();
     let mut problems = Vec::new();
     let mut loaded = Vec::new();
     let mut firsts = Vec::new();
     for ix in &mut indexed {
-        firsts.push(live.len());
+        let first = live.len();
+        firsts.push(first);
         live.extend_from_slice(&ix.live);
-        segments.append(&mut ix.segments);
+        // The first root's statistics are taken whole, not copied.
+        if stats.is_empty() {
+            stats = std::mem::take(&mut ix.stats);
+        } else {
+            stats.append(&mut ix.stats);
+        }
+        tables.extend(ix.tables.drain(..).map(|(f, t)| (f + first as u32, t)));
         problems.append(&mut ix.problems);
         loaded.extend((0..ix.len()).map(|_| OnceCell::new()));
     }
-    let corpus = Corpus::assemble(live, segments);
+    let corpus = Corpus::assemble(live, stats, tables);
     let docs = Docs { roots: indexed, firsts, loaded, damaged: Cell::new(false) };
     Library { docs, corpus, problems }
 }

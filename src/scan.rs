@@ -18,6 +18,13 @@ use crate::relpath::{RelPath, check_category, check_slug};
 use crate::roots::{Root, Scope};
 use crate::time::epoch_ms;
 
+/// Worker threads for parallel work: the cores available, at most 8. Asked
+/// once per process (the answer reads cgroup files on Linux).
+pub fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
+}
+
 /// Files larger than this are reported and skipped.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
@@ -107,6 +114,10 @@ pub struct FileEntry {
 pub struct Listing {
     pub category: String,
     pub dir: PathBuf,
+    /// The folder's modification time before it was read (nanoseconds).
+    pub dir_mtime_ns: u64,
+    /// Something in the folder was reported (a misnamed file, a folder).
+    pub problems: bool,
     names: String,
     pub files: Vec<Listed>,
 }
@@ -157,6 +168,23 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
 /// listed on every core: on a warm page cache the `stat` of each file is
 /// the cost.
 pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
+    list_with(root, &|_| None)
+}
+
+/// What is known of a category folder from an earlier listing: its
+/// modification time then, and its memory files' slugs in file-name order.
+pub type Known<'k> = Option<(u64, Vec<&'k str>)>;
+
+/// [`list`], told by `known` what each category folder held when it was
+/// last listed. A folder whose modification time is unchanged has the same
+/// names (adding, removing or renaming an entry changes it), so its files
+/// are looked up by name instead of reading the folder; each is still
+/// `stat`ed, so an edit in place is seen. Anything unexpected on the way —
+/// a file gone, a folder where a file was — and the folder is read after all.
+pub fn list_with<'k>(
+    root: &Root,
+    known: &(dyn Fn(&str) -> Known<'k> + Sync),
+) -> (Vec<Listing>, Vec<Problem>) {
     let mut problems = Vec::new();
     let Ok(entries) = fs::read_dir(&root.dir) else { return (Vec::new(), problems) };
     let mut top: Vec<fs::DirEntry> = entries.flatten().collect();
@@ -191,7 +219,7 @@ pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
         }
     }
     // Folders differ in size: each thread takes the next one as it is free.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = threads();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let parts: Vec<Vec<(usize, Listing, Vec<Problem>)>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.min(categories.len()))
@@ -202,7 +230,8 @@ pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some((category, dir)) = categories.get(i) else { break };
                         let mut problems = Vec::new();
-                        let listing = list_category(category, dir, &mut problems);
+                        let listing = known_category(category, dir, known)
+                            .unwrap_or_else(|| list_category(category, dir, &mut problems));
                         problems.sort_by(|a, b| a.path.cmp(&b.path));
                         out.push((i, listing, problems));
                     }
@@ -222,14 +251,85 @@ pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
     (listings, problems)
 }
 
+/// Nanoseconds since the epoch of a modification time (0 before it).
+fn mtime_ns(meta: &fs::Metadata) -> u64 {
+    meta.modified()
+        .map_or(0, |t| t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64))
+}
+
+/// A category folder listed from what `known` says it held, if its
+/// modification time shows it still does and every file is where it was.
+#[cfg(unix)]
+fn known_category<'k>(
+    category: &str,
+    dir: &Path,
+    known: &(dyn Fn(&str) -> Known<'k> + Sync),
+) -> Option<Listing> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    let (mtime, slugs) = known(category)?;
+    let folder =
+        rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .ok()?;
+    let dir_mtime_ns = mtime_ns(&fs::File::from(folder.try_clone().ok()?).metadata().ok()?);
+    if dir_mtime_ns != mtime {
+        return None;
+    }
+    let mut listing = Listing {
+        category: category.to_string(),
+        dir: dir.to_path_buf(),
+        dir_mtime_ns,
+        ..Listing::default()
+    };
+    listing.files.reserve(slugs.len());
+    let mut name = String::new();
+    for slug in slugs {
+        name.clear();
+        name.push_str(slug);
+        name.push_str(".md");
+        // Followed, as a listed symlink is: the size and mtime of its target.
+        let st = rustix::fs::statat(&folder, name.as_str(), AtFlags::empty()).ok()?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return None;
+        }
+        let mtime_ns = u64::try_from(st.st_mtime)
+            .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as u64));
+        let name_at = listing.names.len() as u32;
+        listing.names.push_str(&name);
+        listing.files.push(Listed {
+            name_at,
+            name_len: name.len() as u32,
+            size: u64::try_from(st.st_size).ok()?,
+            mtime_ns,
+        });
+    }
+    Some(listing)
+}
+
+#[cfg(not(unix))]
+fn known_category<'k>(
+    _: &str,
+    _: &Path,
+    _: &(dyn Fn(&str) -> Known<'k> + Sync),
+) -> Option<Listing> {
+    None
+}
+
 /// The memory files of one category folder.
 fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Listing {
-    let mut listing =
-        Listing { category: category.to_string(), dir: dir.to_path_buf(), ..Listing::default() };
+    let mut listing = Listing {
+        category: category.to_string(),
+        dir: dir.to_path_buf(),
+        // Taken before the folder is read: a change while reading it makes
+        // the folder look changed next time, never unchanged.
+        dir_mtime_ns: fs::metadata(dir).map_or(0, |m| mtime_ns(&m)),
+        ..Listing::default()
+    };
+    let reported = problems.len();
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
             problems.push(skip(dir, &e.to_string()));
+            listing.problems = true;
             return listing;
         }
     };
@@ -272,9 +372,7 @@ fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Lis
                     name_at,
                     name_len: name.len() as u32,
                     size: meta.len(),
-                    mtime_ns: meta.modified().map_or(0, |t| {
-                        t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-                    }),
+                    mtime_ns: mtime_ns(&meta),
                 });
             }
             Err(e) => problems.push(skip(&entry.path(), &e.to_string())),
@@ -284,6 +382,7 @@ fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Lis
     let name =
         |f: &Listed| &names.as_bytes()[f.name_at as usize..(f.name_at + f.name_len) as usize];
     listing.files.sort_unstable_by(|a, b| name(a).cmp(name(b)));
+    listing.problems = problems.len() > reported;
     listing
 }
 
@@ -298,7 +397,7 @@ pub fn load_files_counted(
     files: &[FileEntry],
     done: &std::sync::atomic::AtomicUsize,
 ) -> Scan {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = threads();
     let chunk = files.len().div_ceil(threads).max(256);
     let parts: Vec<Scan> = std::thread::scope(|s| {
         let workers: Vec<_> = files

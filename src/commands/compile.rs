@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
+use crate::stamp;
 use crate::write::{remove_file, write_atomic};
-use crate::{scan, stamp};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -114,7 +114,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         diff: String::new(),
     };
     let listed_at = cache::now_ns();
-    let (listings, _) = scan::list(root);
+    let (listings, _) = cache::list_root(root);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         return Ok(report);

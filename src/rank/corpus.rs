@@ -65,7 +65,8 @@ pub struct Posting {
 /// dead (deleted or shadowed) without rebuilding a segment.
 pub struct Corpus {
     tokenizer: Tokenizer,
-    segments: Vec<(u32, Segment)>,
+    /// Term tables, each with the first document it covers.
+    tables: Vec<(u32, Terms)>,
     live: Vec<bool>,
     live_count: usize,
     docs: Vec<DocStats>,
@@ -289,7 +290,7 @@ impl Segment {
         done: &std::sync::atomic::AtomicUsize,
     ) -> Vec<Segment> {
         const MAX_CHUNK: usize = 8192;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = crate::scan::threads();
         // Whole chunks per thread, of equal size, at most MAX_CHUNK memories each.
         let chunk_count = memories.len().div_ceil(MAX_CHUNK).div_ceil(threads).max(1) * threads;
         let chunk = memories.len().div_ceil(chunk_count).max(1);
@@ -322,7 +323,7 @@ impl Segment {
 
     /// Build on every core: one segment per chunk of `memories`.
     pub fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = crate::scan::threads();
         let chunk = memories.len().div_ceil(threads).max(512);
         if memories.len() <= chunk {
             return vec![Segment::build(memories, tokenizer)];
@@ -336,8 +337,22 @@ impl Segment {
         })
     }
 
+    /// Segments as one run of document statistics and their term tables,
+    /// each with the first document it covers.
+    pub fn split(segments: Vec<Segment>) -> (Vec<DocStats>, Vec<(u32, Terms)>) {
+        let mut docs = Vec::with_capacity(segments.iter().map(|s| s.docs.len()).sum());
+        let mut tables = Vec::with_capacity(segments.len());
+        for mut segment in segments {
+            tables.push((docs.len() as u32, segment.terms));
+            docs.append(&mut segment.docs);
+        }
+        (docs, tables)
+    }
+}
+
+impl Terms {
     fn postings(&self, tok: &str) -> Cow<'_, [Posting]> {
-        match &self.terms {
+        match self {
             Terms::Built(b) => Cow::Borrowed(b.postings(tok)),
             Terms::Packed(p) => Cow::Owned(p.postings(tok)),
         }
@@ -348,22 +363,17 @@ impl Corpus {
     /// Index `memories`; document ids are their positions in the slice.
     pub fn build(memories: &[Memory]) -> Corpus {
         let tokenizer = Tokenizer::new();
-        let segments = Segment::build_parallel(memories, &tokenizer);
-        Corpus::assemble(vec![true; memories.len()], segments)
+        let (docs, tables) = Segment::split(Segment::build_parallel(memories, &tokenizer));
+        Corpus::assemble(vec![true; memories.len()], docs, tables)
     }
 
-    /// Put together segments that cover the documents in order; `live` (one
-    /// entry per document) marks those that may be ranked (dead ones are
-    /// deleted or shadowed).
-    pub fn assemble(live: Vec<bool>, segments: Vec<Segment>) -> Corpus {
+    /// Put together the statistics of every document and the term tables
+    /// that cover them (each with its first document); `live` (one entry per
+    /// document) marks those that may be ranked (dead ones are deleted or
+    /// shadowed).
+    pub fn assemble(live: Vec<bool>, docs: Vec<DocStats>, tables: Vec<(u32, Terms)>) -> Corpus {
         let tokenizer = Tokenizer::new();
-        let mut docs = Vec::with_capacity(live.len());
-        let mut placed = Vec::with_capacity(segments.len());
-        for mut segment in segments {
-            placed.push((docs.len() as u32, Segment { terms: segment.terms, docs: Vec::new() }));
-            docs.append(&mut segment.docs);
-        }
-        assert_eq!(docs.len(), live.len(), "segments cover every document");
+        assert_eq!(docs.len(), live.len(), "statistics cover every document");
         let live_count = live.iter().filter(|l| **l).count();
         let mut totals = [0u64; FIELDS];
         for (d, _) in docs.iter().zip(&live).filter(|(_, l)| **l) {
@@ -372,7 +382,7 @@ impl Corpus {
             }
         }
         let avg = totals.map(|t| (t as f32 / live_count.max(1) as f32).max(1.0));
-        Corpus { tokenizer, segments: placed, live, live_count, docs, avg }
+        Corpus { tokenizer, tables, live, live_count, docs, avg }
     }
 
     /// The tokenizer the corpus was built with.
@@ -428,20 +438,20 @@ impl Corpus {
     /// True when a packed table turned out damaged while answering: the
     /// answer cannot be trusted and the cache must be rebuilt.
     pub fn is_damaged(&self) -> bool {
-        self.segments.iter().any(|(_, s)| matches!(&s.terms, Terms::Packed(p) if p.is_damaged()))
+        self.tables.iter().any(|(_, t)| matches!(t, Terms::Packed(p) if p.is_damaged()))
     }
 
     /// The postings of a token over the live documents, by document.
     pub fn postings(&self, token: &str) -> Cow<'_, [Posting]> {
         let all_live = self.live_count == self.live.len();
-        if let [(0, only)] = self.segments.as_slice()
+        if let [(0, only)] = self.tables.as_slice()
             && all_live
         {
             return only.postings(token);
         }
         let mut out = Vec::new();
-        for (first, segment) in &self.segments {
-            for p in segment.postings(token).iter() {
+        for (first, table) in &self.tables {
+            for p in table.postings(token).iter() {
                 let doc = first + p.doc;
                 if self.live[doc as usize] {
                     out.push(Posting { doc, tf: p.tf });

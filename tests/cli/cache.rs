@@ -55,10 +55,11 @@ fn a_damaged_cache_is_rebuilt_not_trusted() {
     let expected = recall(&env, "部署");
     let index = env.project().join(".cache/index.bin");
     let bytes = fs::read(&index).unwrap();
-    // The header (40 bytes) gives the length of the meta part, checked
-    // whole on open; records, dictionaries and postings follow it, each
-    // checked when read.
-    let meta = u64::from_le_bytes(bytes[24..32].try_into().unwrap()) as usize;
+    // The header (56 bytes) gives the lengths of the names part and of the
+    // meta part, each checked whole; records, dictionaries and postings
+    // follow them, each checked when read.
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let (names, meta) = (word(24), word(40));
     let flip = |range: std::ops::Range<usize>| {
         let mut flipped = bytes.clone();
         for b in &mut flipped[range] {
@@ -66,12 +67,14 @@ fn a_damaged_cache_is_rebuilt_not_trusted() {
         }
         flipped
     };
-    let damaged: [Vec<u8>; 6] = [
+    let body = 56 + names + meta;
+    let damaged: [Vec<u8>; 7] = [
         bytes[..bytes.len() / 2].to_vec(),
         b"not an index at all".to_vec(),
         Vec::new(),
-        flip(40 + meta / 2..40 + meta / 2 + 1),
-        flip(40 + meta..bytes.len()),
+        flip(56 + names / 2..56 + names / 2 + 1),
+        flip(56 + names + meta / 2..56 + names + meta / 2 + 1),
+        flip(body..bytes.len()),
         flip(bytes.len() - 1..bytes.len()),
     ];
     for (i, bad) in damaged.iter().enumerate() {
@@ -79,7 +82,7 @@ fn a_damaged_cache_is_rebuilt_not_trusted() {
         assert_eq!(recall(&env, "部署"), expected, "damage {i}");
         // Damage in a part this query never reads is found by the query
         // that reads it; everything else is found at once.
-        if i < 5 {
+        if i < 6 {
             assert_ne!(&fs::read(&index).unwrap(), bad, "damage {i} was rebuilt");
         }
     }
@@ -127,4 +130,73 @@ fn an_edit_in_the_same_clock_tick_is_not_missed() {
     fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
     assert!(recall(&env, "gamma").contains("facts/racy.md"));
     assert!(!recall(&env, "alpha").contains("facts/racy.md"));
+}
+
+#[test]
+fn concurrent_runs_share_the_cache_safely() {
+    let env = Env::with_fixture("demo");
+    let expected: Vec<String> = QUERIES.iter().map(|q| rescan(&env, q)).collect();
+    // One thread keeps throwing the cache away, so the others race to
+    // rebuild and replace it while reading it: every answer is whole.
+    std::thread::scope(|s| {
+        let env = &env;
+        let expected = &expected;
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                s.spawn(move || {
+                    for round in 0..6 {
+                        if t == 0 {
+                            let _ = fs::remove_dir_all(env.project().join(".cache"));
+                        }
+                        let k = (t + round) % QUERIES.len();
+                        assert_eq!(recall(env, QUERIES[k]), expected[k], "{}", QUERIES[k]);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+    });
+    let cached: Vec<String> = QUERIES.iter().map(|q| recall(&env, q)).collect();
+    assert_eq!(cached, expected);
+}
+
+#[test]
+fn settled_folders_are_trusted_only_as_far_as_they_hold() {
+    let env = Env::with_fixture("demo");
+    env.settle();
+    let expected: Vec<String> = QUERIES.iter().map(|q| rescan(&env, q)).collect();
+    // Built from a settled tree: each folder's files are looked up by name.
+    let cached: Vec<String> = QUERIES.iter().map(|q| recall(&env, q)).collect();
+    assert_eq!(cached, expected);
+
+    // An edit in place leaves the folder's mtime alone: still seen.
+    let tz = env.read("pitfalls/tz-offset.md").replace("timezone bug", "timezone bug, 部署 window");
+    env.write("pitfalls/tz-offset.md", &tz);
+    let edited = recall(&env, "部署 window");
+    assert!(edited.contains("pitfalls/tz-offset.md"), "{edited}");
+    assert_eq!(edited, rescan(&env, "部署 window"));
+
+    // A file added changes its folder's mtime: the folder is read again.
+    env.settle();
+    recall(&env, "部署");
+    env.write("facts/new-deploy-note.md", "---\nsummary: 部署 checklist\n---\nRun it.\n");
+    assert!(recall(&env, "部署 checklist").contains("facts/new-deploy-note.md"));
+
+    // A file deleted, and a file replaced by a folder, with the folders'
+    // mtimes set back as if nothing happened: found out, not trusted.
+    recall(&env, "部署");
+    fs::remove_file(env.project().join("references/deploy-runbook.md")).unwrap();
+    let orm = env.project().join("decisions/orm-prisma.md");
+    fs::remove_file(&orm).unwrap();
+    fs::create_dir(&orm).unwrap();
+    env.settle();
+    let out: serde_json::Value = serde_json::from_str(&recall(&env, "deploy ORM")).unwrap();
+    let paths: Vec<&str> =
+        out["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"decisions/orm-drizzle.md"), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.contains("deploy-runbook") || p.contains("orm-prisma")));
+    let warnings = out["warnings"].to_string();
+    assert!(warnings.contains("orm-prisma.md: nested folder"), "{warnings}");
 }

@@ -190,31 +190,11 @@ fn compile_json_lists_what_changed() {
     assert_eq!(v["roots"][0]["written"], serde_json::json!(["facts/index.md", "ROOT.md"]));
 }
 
-/// Set every file of the project root (but its cache) an hour back, as if
-/// the tree had been left alone: compiles may then trust their stamp.
-fn settle(env: &Env) {
-    let old = SystemTime::now() - Duration::from_secs(3600);
-    let mut dirs = vec![env.project()];
-    while let Some(dir) = dirs.pop() {
-        for entry in fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if entry.file_name() == ".cache" {
-                continue;
-            } else if path.is_dir() {
-                dirs.push(path);
-            } else {
-                let file = fs::File::options().write(true).open(&path).unwrap();
-                file.set_modified(old).unwrap();
-            }
-        }
-    }
-}
-
 #[test]
 fn an_unchanged_tree_is_recognised_and_every_change_still_seen() {
     let env = Env::with_fixture("demo");
     let stamp = env.project().join(".cache/compiled");
-    settle(&env);
+    env.settle();
     env.mem(["compile"]).assert().success().stdout("up to date\n");
     assert!(stamp.is_file(), "a clean compile of a settled tree leaves a stamp");
     env.mem(["compile"]).assert().success().stdout("up to date\n");
@@ -230,30 +210,30 @@ fn an_unchanged_tree_is_recognised_and_every_change_still_seen() {
     assert!(env.read("facts/index.md").contains("Edited window."));
 
     // A hand-damaged index, a deleted index, a new memory.
-    settle(&env);
+    env.settle();
     env.mem(["compile"]).assert().success().stdout("up to date\n");
     let index = env.read("decisions/index.md");
     let row = index.lines().find(|l| l.starts_with("| [")).unwrap();
     env.write("decisions/index.md", &index.replace(row, "| tampered |"));
-    settle(&env);
+    env.settle();
     env.mem(["compile"]).assert().success().stdout(contains("decisions/index.md"));
     assert_eq!(env.read("decisions/index.md"), index);
     fs::remove_file(env.project().join("facts/index.md")).unwrap();
     env.mem(["compile"]).assert().success().stdout(contains("facts/index.md"));
-    settle(&env);
+    env.settle();
     env.mem(["compile"]).assert().success().stdout("up to date\n");
     env.write("facts/brand-new.md", "---\nsummary: A brand new fact.\n---\nbody\n");
     env.mem(["compile"]).assert().success();
     assert!(env.read("facts/index.md").contains("A brand new fact."));
 
     // A damaged stamp only costs a full compile.
-    settle(&env);
+    env.settle();
     fs::write(&stamp, b"MEMSTMP\x01garbage").unwrap();
     env.mem(["compile"]).assert().success().stdout("up to date\n");
     let index = env.read("facts/index.md");
     let row = index.lines().find(|l| l.starts_with("| [")).unwrap();
     env.write("facts/index.md", &index.replace(row, "| tampered |"));
-    settle(&env);
+    env.settle();
     fs::write(&stamp, b"garbage").unwrap();
     env.mem(["compile"]).assert().success().stdout(contains("facts/index.md"));
 }

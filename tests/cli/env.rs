@@ -99,6 +99,31 @@ impl Env {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
     }
+
+    /// Set every file and folder of the project root (but its cache) an
+    /// hour back, as if the tree had been left alone: what was recorded of
+    /// it may then be trusted (nothing changed within the same clock tick).
+    pub fn settle(&self) {
+        settle(&self.project());
+    }
+}
+
+/// Set `path` and, for a folder, everything in it but `.cache`, an hour back.
+pub fn settle(path: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    if path.is_dir() {
+        for entry in fs::read_dir(path).unwrap().flatten() {
+            if entry.file_name() != ".cache" {
+                settle(&entry.path());
+            }
+        }
+    }
+    let file = if path.is_dir() {
+        fs::File::open(path)
+    } else {
+        fs::File::options().write(true).open(path)
+    };
+    file.unwrap().set_modified(old).unwrap();
 }
 
 pub fn copy_dir(src: &Path, dst: &Path) {
