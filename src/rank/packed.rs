@@ -1,5 +1,5 @@
 //! A term table packed for the on-disk cache. Terms are sorted and cut into
-//! blocks of [`BLOCK`] terms; a small block index (each block's first term,
+//! blocks of `BLOCK` terms; a small block index (each block's first term,
 //! length and checksum) is kept in memory, and a query reads only the blocks
 //! and postings (delta- and varint-encoded) of its own terms — from memory or
 //! straight from the cache file with positional reads. Every read is
