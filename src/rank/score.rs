@@ -179,16 +179,20 @@ pub fn rank<M: Memories + ?Sized>(
         terms = make_terms(tokens);
     }
     let mut scores = vec![0f32; n];
-    let mut covered = vec![0f32; n];
     for term in &terms {
         for p in term.postings.iter() {
             let d = p.doc as usize;
             scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
-            covered[d] += term.idf;
         }
     }
     let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
     if params.coverage > 0.0 && total_idf > 0.0 {
+        let mut covered = vec![0f32; n];
+        for term in &terms {
+            for p in term.postings.iter() {
+                covered[p.doc as usize] += term.idf;
+            }
+        }
         for d in 0..n {
             scores[d] *= (covered[d] / total_idf).powf(params.coverage);
         }
@@ -204,16 +208,18 @@ pub fn rank<M: Memories + ?Sized>(
         let boosts = boost_factors(params, stats.pinned, hits, stats.updated, req.now_ms);
         (scores[d] + trigger) * (1.0 + boosts.iter().sum::<f32>()) * (1.0 + 1e-5)
     };
-    let mut candidates: Vec<(usize, f32)> =
-        (0..n).filter(|&d| scores[d] > 0.0 && corpus.is_live(d)).map(|d| (d, ceiling(d))).collect();
-    candidates.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // A heap: only the few matches visited are ever put in order.
+    let mut candidates: std::collections::BinaryHeap<Ceiling> = (0..n)
+        .filter(|&d| scores[d] > 0.0 && corpus.is_live(d))
+        .map(|d| Ceiling(ceiling(d), d))
+        .collect();
     let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
         b.1.total_cmp(&a.1)
             .then_with(|| a.2.scope.cmp(&b.2.scope))
             .then_with(|| a.2.path.cmp(&b.2.path))
     };
     let mut top: Vec<(usize, f32, &Memory)> = Vec::new();
-    for (d, ceiling) in candidates {
+    while let Some(Ceiling(ceiling, d)) = candidates.pop() {
         if req.limit == 0 || (top.len() == req.limit && ceiling < top[req.limit - 1].1) {
             break;
         }
@@ -240,6 +246,29 @@ pub fn rank<M: Memories + ?Sized>(
                 .then(|| explain(corpus, m, params, req, &terms, &query_set, d)),
         })
         .collect()
+}
+
+/// A match and the most its final score can be, ordered by that most.
+struct Ceiling(f32, usize);
+
+impl PartialEq for Ceiling {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ceiling {}
+
+impl PartialOrd for Ceiling {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ceiling {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
 }
 
 /// How much a query token counts, relative to a Latin word, by its kind.
