@@ -28,14 +28,13 @@ use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{
-    FileEntry, Known, Listing, Problem, list, list_with, load_files, load_files_counted,
-};
+use crate::scan::{FileEntry, Listing, Problem, load_files, load_files_counted};
+use crate::snapshot;
 use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 11;
+const FORMAT: u64 = 12;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
@@ -70,9 +69,6 @@ struct Names {
     len: usize,
     /// Category names, each with the first document of its run.
     categories: Vec<(String, usize)>,
-    /// Each category folder's mtime when listed, if every file in it was a
-    /// memory read without trouble (else its listing cannot stand for it).
-    folders: Vec<Option<u64>>,
     slugs: String,
     /// The part as read, and where the slug offsets (u32, len + 1) start.
     bytes: Vec<u8>,
@@ -120,14 +116,6 @@ impl Names {
     fn category(&self, doc: usize) -> &str {
         let i = self.categories.partition_point(|c| c.1 <= doc);
         i.checked_sub(1).map_or("", |i| &self.categories[i].0)
-    }
-
-    /// What the cache knows of a category folder, for [`list_with`]: its
-    /// mtime and memory files, when the folder was settled at build time.
-    fn known(&self, category: &str) -> Known<'_> {
-        let i = self.categories.binary_search_by(|c| c.0.as_str().cmp(category)).ok()?;
-        let mtime = self.folders[i].filter(|m| m.saturating_add(RACY_NS) < self.built_at)?;
-        Some((mtime, self.run(category).map(|d| self.slug(d)).collect()))
     }
 
     /// The documents of `category`.
@@ -302,20 +290,14 @@ impl Indexed {
 /// Index a root, using and refreshing its cache.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let listed_at = now_ns();
-    let names = open(root);
-    // The rest of the cache is read while the folders are listed.
-    let ((listings, mut problems), rest) = std::thread::scope(|s| {
-        let rest = names.as_ref().map(|names| s.spawn(move || read_meta(names)));
-        let listed = match &names {
-            Some(names) => list_with(root, &|category| names.known(category)),
-            None => list(root),
-        };
-        (listed, rest.and_then(|r| r.join().ok().flatten()))
+    // Listing the files and reading the cache do not depend on each other.
+    let ((listings, mut problems), cache) = std::thread::scope(|s| {
+        let cache = s.spawn(|| read(root));
+        (snapshot::list(root), cache.join().ok().flatten())
     });
-    let (Some(names), Some((meta, (mut stats, mut tables)))) = (names, rest) else {
+    let Some((cached, (mut stats, mut tables))) = cache else {
         return rebuild(root, &listings, problems, tokenizer, listed_at);
     };
-    let cached = Cached { names, meta };
     let (mut live, changed) = cached.match_listings(&listings);
     // Past a few percent of changed files, a fresh cache pays for itself.
     if changed.len() > 64.max(cached.len() / 20) {
@@ -352,18 +334,10 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     }
 }
 
-/// List a root, told by its cache (when it has one) which category folders
-/// are as they were: see [`list_with`].
-pub fn list_root(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
-    match open(root) {
-        Some(names) => list_with(root, &|category| names.known(category)),
-        None => list(root),
-    }
-}
-
 /// A root's memories as their frontmatter says, through the cache when it
 /// is there (only changed files are read), never writing it: for commands
-/// that need metadata, not ranking. `listings` is the root as [`list`] saw it.
+/// that need metadata, not ranking. `listings` is the root as
+/// [`snapshot::list`] saw it.
 pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
     let all = || {
         let files: Vec<FileEntry> =
@@ -403,7 +377,7 @@ fn rebuild(
         .fetch_add(files.len() - scan.memories.len(), std::sync::atomic::Ordering::Relaxed);
     let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
     drop(progress);
-    let bytes = encode(root, listings, files, &scan.memories, &scan.problems, &segments, listed_at);
+    let bytes = encode(root, files, &scan.memories, &scan.problems, &segments, listed_at);
     // A cache that cannot be written only costs time on the next run.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
     problems.extend(scan.problems);
@@ -425,7 +399,6 @@ fn rebuild(
 /// dictionary and postings (each checked when read).
 fn encode(
     root: &Root,
-    listings: &[Listing],
     files: &[FileEntry],
     memories: &[Memory],
     problems: &[Problem],
@@ -494,20 +467,6 @@ fn encode(
         category_offs.push(category_names.len() as u32);
     }
     let category_first: Vec<u32> = runs.iter().map(|r| r.1 as u32).collect();
-    // A folder can stand for its files next time only if all of them are
-    // memories that were read: 0 marks one that cannot.
-    let mut folders = Vec::with_capacity(runs.len());
-    for (k, (category, first)) in runs.iter().enumerate() {
-        let docs = runs.get(k + 1).map_or(n, |r| r.1) - first;
-        let listing = listings
-            .binary_search_by(|l| l.category.as_str().cmp(category))
-            .ok()
-            .map(|i| &listings[i]);
-        folders.push(match listing {
-            Some(l) if !l.problems && l.files.len() == docs && l.dir_mtime_ns > 0 => l.dir_mtime_ns,
-            _ => 0,
-        });
-    }
     let mut dims = Vec::new();
     for ((_, dict, postings), segment) in tables.iter().zip(segments) {
         dims.extend([segment.docs.len() as u64, dict.len() as u64, postings.len() as u64]);
@@ -518,7 +477,6 @@ fn encode(
     cols.bytes(&category_names);
     cols.u32s(&category_offs);
     cols.u32s(&category_first);
-    cols.u64s(&folders);
     cols.bytes(&slugs);
     cols.u32s(&slug_offs);
     let names = std::mem::take(&mut cols.meta);
@@ -624,11 +582,8 @@ fn open(root: &Root) -> Option<Names> {
     let (blob_at, blob_len) = sections.any()?;
     let name_offs = sections.next(4 * (c + 1))?;
     let firsts = sections.next(4 * c)?;
-    let folder_at = sections.next(8 * c)?;
-    let mut folders = Vec::with_capacity(c);
     let mut categories = Vec::with_capacity(c);
     for i in 0..c {
-        folders.push(Some(u64_at(&bytes, folder_at + 8 * i)?).filter(|&m| m > 0));
         let (a, b) = (u32_at(&bytes, name_offs + 4 * i)?, u32_at(&bytes, name_offs + 4 * i + 4)?);
         let name = bytes.get(blob_at + a as usize..blob_at + b as usize)?;
         let first = u32_at(&bytes, firsts + 4 * i)? as usize;
@@ -652,7 +607,6 @@ fn open(root: &Root) -> Option<Names> {
         built_at,
         len: n,
         categories,
-        folders,
         slugs,
         bytes,
         slug_offs,

@@ -7,9 +7,13 @@
 //! 2. [`scan`] walks each root and reads every `<category>/<slug>.md` through
 //!    [`frontmatter`] into a [`memory::Memory`]; files it cannot read are
 //!    reported as problems, never aborts.
-//!    [`cache`] keeps what that yields per root (metadata, field lengths,
-//!    packed term tables) keyed by size and mtime, so a run re-reads only
-//!    changed files.
+//!    [`cache`] keeps what that yields per root (file list, statistics,
+//!    metadata records, packed term tables) keyed by size and mtime, so a
+//!    run re-reads only changed files and reads only the records a query
+//!    needs; [`snapshot`] records what each category folder held, so an
+//!    unchanged folder is not read again (its files are still `stat`ed);
+//!    [`stamp`] records a root that compiled clean, so an unchanged root
+//!    compiles without reading anything.
 //! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
 //!    frontmatter into generated text (pure); [`guard`] checks what is about
 //!    to be written.
@@ -36,6 +40,7 @@ pub mod regions;
 pub mod relpath;
 pub mod roots;
 pub mod scan;
+pub mod snapshot;
 pub mod stamp;
 pub mod state;
 pub mod time;

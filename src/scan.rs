@@ -118,6 +118,8 @@ pub struct Listing {
     pub dir_mtime_ns: u64,
     /// Something in the folder was reported (a misnamed file, a folder).
     pub problems: bool,
+    /// Listed from what was known of it, without reading the folder.
+    pub known: bool,
     names: String,
     pub files: Vec<Listed>,
 }
@@ -278,6 +280,7 @@ fn known_category<'k>(
         category: category.to_string(),
         dir: dir.to_path_buf(),
         dir_mtime_ns,
+        known: true,
         ..Listing::default()
     };
     listing.files.reserve(slugs.len());

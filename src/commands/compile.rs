@@ -114,7 +114,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         diff: String::new(),
     };
     let listed_at = cache::now_ns();
-    let (listings, _) = cache::list_root(root);
+    let (listings, _) = crate::snapshot::list(root);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         return Ok(report);

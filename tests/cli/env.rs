@@ -100,17 +100,20 @@ impl Env {
         fs::write(path, text).unwrap();
     }
 
-    /// Set every file and folder of the project root (but its cache) an
-    /// hour back, as if the tree had been left alone: what was recorded of
-    /// it may then be trusted (nothing changed within the same clock tick).
+    /// Set every file and folder of the project root (but its cache) to one
+    /// fixed time long past, as if the tree had been left alone: what was
+    /// recorded of it may then be trusted (nothing changed within the same
+    /// clock tick). The time is always the same, so settling again after a
+    /// change hides the change from every mtime.
     pub fn settle(&self) {
         settle(&self.project());
     }
 }
 
-/// Set `path` and, for a folder, everything in it but `.cache`, an hour back.
+/// Set `path` and, for a folder, everything in it but `.cache`, to
+/// 2023-11-14T22:13:20Z.
 pub fn settle(path: &Path) {
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
     if path.is_dir() {
         for entry in fs::read_dir(path).unwrap().flatten() {
             if entry.file_name() != ".cache" {
