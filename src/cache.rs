@@ -293,7 +293,7 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     // Listing the files and reading the cache do not depend on each other.
     let ((listings, mut problems), cache) = std::thread::scope(|s| {
         let cache = s.spawn(|| read(root));
-        (snapshot::list(root), cache.join().ok().flatten())
+        (snapshot::list(root, true), cache.join().ok().flatten())
     });
     let Some((cached, (mut stats, mut tables))) = cache else {
         return rebuild(root, &listings, problems, tokenizer, listed_at);

@@ -114,12 +114,12 @@ fn get(at: &mut &[u8]) -> Option<String> {
 }
 
 /// List a root, looking up by name the files of folders the snapshot shows
-/// unchanged, and record the folders that had to be read.
-pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
+/// unchanged, and (when `record`) record the folders that had to be read.
+pub fn list(root: &Root, record: bool) -> (Vec<Listing>, Vec<Problem>) {
     let listed_at = now_ns();
     let snapshot = fs::read(path(root)).ok().and_then(|b| Snapshot::decode(&b)).unwrap_or_default();
     let (listings, problems) = list_with(root, &|category| snapshot.known(category));
-    if listings.iter().any(|l| !l.known) {
+    if record && listings.iter().any(|l| !l.known) {
         let settled = |l: &&Listing| {
             !l.problems && l.dir_mtime_ns > 0 && l.dir_mtime_ns.saturating_add(RACY_NS) < listed_at
         };

@@ -114,7 +114,8 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         diff: String::new(),
     };
     let listed_at = cache::now_ns();
-    let (listings, _) = crate::snapshot::list(root);
+    // `--check` writes nothing, not even what it learnt of the folders.
+    let (listings, _) = crate::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         return Ok(report);
@@ -127,7 +128,6 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
     let plan = plan(&sources, fix_markers);
     report.notes = plan.notes.into_iter().map(note_report).collect();
-    let clean = plan.changes.is_empty();
     for change in plan.changes {
         let target = root.dir.join(change.path());
         let (before, after) = match &change {
@@ -152,7 +152,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
             }
         }
     }
-    if !fix_markers && report.notes.is_empty() && (clean || !check) {
+    if !check && !fix_markers && report.notes.is_empty() {
         stamp::record(root, &listings, listed_at);
     }
     Ok(report)

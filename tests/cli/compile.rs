@@ -195,6 +195,9 @@ fn an_unchanged_tree_is_recognised_and_every_change_still_seen() {
     let env = Env::with_fixture("demo");
     let stamp = env.project().join(".cache/compiled");
     env.settle();
+    // `--check` writes nothing at all, not even derived data.
+    env.mem(["compile", "--check"]).assert().success();
+    assert!(!env.project().join(".cache").exists());
     env.mem(["compile"]).assert().success().stdout("up to date\n");
     assert!(stamp.is_file(), "a clean compile of a settled tree leaves a stamp");
     env.mem(["compile"]).assert().success().stdout("up to date\n");

@@ -129,10 +129,14 @@ pub fn settle(path: &Path) {
     file.unwrap().set_modified(old).unwrap();
 }
 
+/// Copy a fixture, leaving out any `.cache` a run in the checkout left there.
 pub fn copy_dir(src: &Path, dst: &Path) {
     fs::create_dir_all(dst).unwrap();
     for entry in fs::read_dir(src).unwrap() {
         let entry = entry.unwrap();
+        if entry.file_name() == ".cache" {
+            continue;
+        }
         let to = dst.join(entry.file_name());
         if entry.file_type().unwrap().is_dir() {
             copy_dir(&entry.path(), &to);
