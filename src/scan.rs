@@ -283,7 +283,8 @@ fn known_category<'k>(
         known: true,
         ..Listing::default()
     };
-    listing.files.reserve(slugs.len());
+    listing.files.reserve_exact(slugs.len());
+    listing.names.reserve_exact(slugs.iter().map(|s| s.len() + 3).sum());
     let mut name = String::new();
     for slug in slugs {
         name.clear();
