@@ -13,7 +13,7 @@ use crate::commands::stats::max_entries;
 use crate::context::Context;
 use crate::error::Result;
 use crate::frontmatter::Document;
-use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, secrets};
+use crate::guard::{Bigrams, DUPLICATE_THRESHOLD, bigrams, jaccard, secrets, too_far_apart};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::roots::Root;
@@ -282,7 +282,7 @@ fn links(read: &[Read], out: &mut Vec<Finding>) {
 
 /// Pairs of live memories whose text is nearly the same.
 fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
-    let live: Vec<(&Read, HashSet<(char, char)>)> = read
+    let live: Vec<(&Read, Bigrams)> = read
         .iter()
         .filter(|r| !r.memory.is_superseded())
         .map(|r| {
@@ -291,8 +291,7 @@ fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
         .collect();
     for (i, (a, sa)) in live.iter().enumerate() {
         for (b, sb) in &live[i + 1..] {
-            let (small, large) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
-            if large == 0 || (small as f64) < DUPLICATE_THRESHOLD * large as f64 {
+            if too_far_apart(sa.len(), sb.len()) {
                 continue;
             }
             let score = jaccard(sa, sb);

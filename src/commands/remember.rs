@@ -189,22 +189,39 @@ fn refuse_secrets(rel: &RelPath, text: &str, allowed: bool) -> Result<()> {
     .hint("remove it and say where the secret lives instead, or pass --allow-secret if it is not one"))
 }
 
-/// Live memories of either root whose text is nearly the same as `memory`'s.
+/// Live memories of either root whose text is nearly the same as `memory`'s,
+/// compared on every core.
 fn near_duplicates(tree: &Tree, memory: &Memory) -> Vec<String> {
     let mine = bigrams(&memory_text(memory));
-    tree.memories
-        .iter()
-        .filter(|m| m.path != memory.path && !m.is_superseded())
-        .filter_map(|m| {
-            let score = jaccard(&mine, &bigrams(&memory_text(m)));
-            (score >= DUPLICATE_THRESHOLD).then(|| {
-                format!(
-                    "nearly the same as {} {} (similarity {score:.2}): update that one, or pass --supersedes {}",
-                    m.scope.name(),
-                    m.file(),
-                    m.file().trim_end_matches(".md")
-                )
+    let others: Vec<&Memory> =
+        tree.memories.iter().filter(|m| m.path != memory.path && !m.is_superseded()).collect();
+    let chunk = others.len().div_ceil(crate::scan::threads()).max(256);
+    let close: Vec<(&Memory, f64)> = std::thread::scope(|s| {
+        let mine = &mine;
+        let workers: Vec<_> = others
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|m| {
+                            let score = jaccard(mine, &bigrams(&memory_text(m)));
+                            (score >= DUPLICATE_THRESHOLD).then_some((*m, score))
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    close
+        .into_iter()
+        .map(|(m, score)| {
+            format!(
+                "nearly the same as {} {} (similarity {score:.2}): update that one, or pass --supersedes {}",
+                m.scope.name(),
+                m.file(),
+                m.file().trim_end_matches(".md")
+            )
         })
         .collect()
 }
