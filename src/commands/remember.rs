@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use yaml_serde::Value;
 
+use crate::cache::{self, Library};
 use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -17,10 +18,11 @@ use crate::frontmatter::Document;
 use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality, secrets};
 use crate::memory::{Memory, date_ms, truncate};
 use crate::output::Style;
+use crate::rank::score::{Memories, Params, Request, rank};
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{Tree, scan_all};
 use crate::write::{save_history, write_atomic};
+use crate::{scan, snapshot};
 
 /// The default context budget, in estimated tokens.
 pub const DEFAULT_BUDGET: usize = 2000;
@@ -115,7 +117,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
         None => Some(draft_create(ctx, &rel, args, body)?),
     };
-    let tree = scan_all(&ctx.read_roots()?);
+    // What is there before the write: the index of every root (to find
+    // near-duplicates by ranking, not by reading every file) and the
+    // written root's memories as their frontmatter says.
+    let roots = ctx.read_roots()?;
+    let lib = cache::index_all(&roots);
+    let before = root_memories(root);
     let mut warnings = Vec::new();
     let mut history = None;
     let action = match &draft {
@@ -127,7 +134,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             if given_text {
                 warnings.extend(quality::check(&format!("{}\n{}", memory.summary, memory.body)));
             }
-            warnings.extend(near_duplicates(&tree, &memory));
+            warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms));
             if let Some((old_text, old_doc)) = &previous {
                 let at = previous_updated(old_doc, &file);
                 history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
@@ -160,7 +167,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             warnings.extend(notes);
         }
     }
-    let after = after_write(&tree, root.scope, &rel, draft.as_ref(), ctx.now_ms);
+    let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
     let manifest = manifest(&after, &rel);
     warnings.extend(resident_warning(&after, root.scope));
     Ok(Report {
@@ -189,41 +196,60 @@ fn refuse_secrets(rel: &RelPath, text: &str, allowed: bool) -> Result<()> {
     .hint("remove it and say where the secret lives instead, or pass --allow-secret if it is not one"))
 }
 
-/// Live memories of either root whose text is nearly the same as `memory`'s,
-/// compared on every core.
-fn near_duplicates(tree: &Tree, memory: &Memory) -> Vec<String> {
-    let mine = bigrams(&memory_text(memory));
-    let others: Vec<&Memory> =
-        tree.memories.iter().filter(|m| m.path != memory.path && !m.is_superseded()).collect();
-    let chunk = others.len().div_ceil(crate::scan::threads()).max(256);
-    let close: Vec<(&Memory, f64)> = std::thread::scope(|s| {
-        let mine = &mine;
-        let workers: Vec<_> = others
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|m| {
-                            let score = jaccard(mine, &bigrams(&memory_text(m)));
-                            (score >= DUPLICATE_THRESHOLD).then_some((*m, score))
-                        })
-                        .collect::<Vec<_>>()
-                })
+/// How many of the memories that rank best for a new memory's text are
+/// compared with it: a near-duplicate shares most of its words, so it ranks
+/// near the top.
+const DUPLICATE_CANDIDATES: usize = 50;
+
+/// Live memories of either root whose text is nearly the same as `memory`'s:
+/// the best-ranked ones for its text, read and compared.
+fn near_duplicates(lib: &Library, roots: &[&Root], memory: &Memory, now_ms: i64) -> Vec<String> {
+    let text = memory_text(memory);
+    let filter = |_, m: &Memory| m.path != memory.path && !m.is_superseded();
+    let request = Request {
+        query: &text,
+        limit: DUPLICATE_CANDIDATES,
+        now_ms,
+        signals: &[],
+        filter: &filter,
+        explain: false,
+    };
+    let hits = rank(&lib.corpus, &lib.docs, &Params::default(), &request);
+    if lib.corpus.is_damaged() || lib.docs.is_damaged() {
+        // The hint is only a hint: the next run rebuilds the index.
+        roots.iter().for_each(|r| cache::discard(r));
+    }
+    let mine = bigrams(&text);
+    hits.iter()
+        .filter_map(|hit| {
+            let m = lib.docs.memory(hit.doc)?;
+            let root = roots.iter().find(|r| r.scope == m.scope)?;
+            let (full, _) = scan::load(m.scope, m.path.clone(), &m.path.under(&root.dir)).ok()?;
+            let score = jaccard(&mine, &bigrams(&memory_text(&full)));
+            (score >= DUPLICATE_THRESHOLD).then(|| {
+                format!(
+                    "nearly the same as {} {} (similarity {score:.2}): update that one, or pass --supersedes {}",
+                    m.scope.name(),
+                    m.file(),
+                    m.file().trim_end_matches(".md")
+                )
             })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
-    });
-    close
-        .into_iter()
-        .map(|(m, score)| {
-            format!(
-                "nearly the same as {} {} (similarity {score:.2}): update that one, or pass --supersedes {}",
-                m.scope.name(),
-                m.file(),
-                m.file().trim_end_matches(".md")
-            )
         })
         .collect()
+}
+
+/// Every memory of `root` as its frontmatter says, through the index; the
+/// always-resident ones (rules and pinned) with their bodies, which the
+/// context budget counts.
+fn root_memories(root: &Root) -> Vec<Memory> {
+    let (listings, _) = snapshot::list(root, true);
+    let mut memories = cache::memories(root, &listings);
+    for m in memories.iter_mut().filter(|m| m.is_resident()) {
+        if let Ok((full, _)) = scan::load(m.scope, m.path.clone(), &m.path.under(&root.dir)) {
+            m.body = full.body;
+        }
+    }
+    memories
 }
 
 fn memory_text(m: &Memory) -> String {
@@ -254,21 +280,22 @@ fn resident_warning(after: &[Memory], scope: Scope) -> Option<String> {
     })
 }
 
-/// The memories of `scope` as they are after the write.
+/// The memories of the written root (`before` the write) as they are after it.
 fn after_write(
-    tree: &Tree,
+    before: Vec<Memory>,
     scope: Scope,
     rel: &RelPath,
     draft: Option<&Document>,
     now: i64,
 ) -> Vec<Memory> {
-    let all = || tree.memories.iter().chain(&tree.shadowed).filter(|m| m.scope == scope);
-    let mut out: Vec<Memory> = all().filter(|m| &m.path != rel).cloned().collect();
     match draft {
-        Some(doc) => out.push(Memory::from_document(rel.clone(), scope, doc, now).0),
-        None => out.extend(all().find(|m| &m.path == rel).cloned()),
+        Some(doc) => {
+            let mut out: Vec<Memory> = before.into_iter().filter(|m| &m.path != rel).collect();
+            out.push(Memory::from_document(rel.clone(), scope, doc, now).0);
+            out
+        }
+        None => before,
     }
-    out
 }
 
 fn read_body(arg: Option<&str>) -> Result<Option<String>> {

@@ -55,6 +55,27 @@ fn near_duplicates_name_the_existing_memory() {
 }
 
 #[test]
+fn a_near_duplicate_is_found_among_many_memories_that_share_its_words() {
+    let env = Env::with_project();
+    let words = ["deploy", "staging", "rollback", "window", "lockfile", "pnpm", "cache", "部署"];
+    for i in 0..150 {
+        // Every memory shares a few words with the new one; none is close.
+        let text: Vec<&str> = (0..5).map(|k| words[(i * 7 + k * 3) % words.len()]).collect();
+        env.write(&format!("facts/n{i}.md"), &format!("note {i}: {}\n", text.join(" ")));
+    }
+    env.write("rules/pnpm.md", "部署脚本用 pnpm 而不是 npm，因为 npm 会生成不同的 lockfile。\n");
+    env.mem([
+        "remember",
+        "facts/pnpm-again",
+        "部署脚本用 pnpm 而不是 npm，npm 会生成不同的 lockfile！",
+    ])
+    .assert()
+    .success()
+    .stderr(contains("nearly the same as project rules/pnpm.md"))
+    .stderr(contains("nearly the same as project facts/n").not());
+}
+
+#[test]
 fn secrets_are_refused_unless_allowed() {
     let env = Env::with_project();
     env.mem(["remember", "facts/aws", "CI uses key AKIAIOSFODNN7EXAMPLE1 for uploads"])
