@@ -28,7 +28,7 @@ use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{FileEntry, Listing, Problem, load_files, load_files_counted};
+use crate::scan::{FileEntry, Listing, Problem, Scan, load_files, load_files_counted};
 use crate::snapshot;
 use crate::write::write_atomic;
 
@@ -174,14 +174,42 @@ impl Cached {
         None
     }
 
+    /// Where record `doc` is, relative to the first record, and its length.
+    fn record_span(&self, doc: usize) -> Option<(u64, u64)> {
+        let start = u64_at(&self.meta.bytes, self.meta.records + 8 * doc)?;
+        let end = u64_at(&self.meta.bytes, self.meta.records + 8 * (doc + 1))?;
+        Some((start, end.checked_sub(start)?))
+    }
+
     /// Read one record: the memory and the messages of its defaulted fields.
     fn record(&self, doc: usize, scope: Scope) -> Option<(Memory, Vec<String>)> {
-        let start = u64_at(&self.meta.bytes, self.meta.records + 8 * doc)?;
-        let len =
-            u64_at(&self.meta.bytes, self.meta.records + 8 * (doc + 1))?.checked_sub(start)?;
+        let (start, len) = self.record_span(doc)?;
         let mut buf = vec![0u8; usize::try_from(len).ok()?];
         read_at(&self.names.file, &mut buf, self.meta.records_at.checked_add(start)?).ok()?;
-        let (sum, mut at) = buf.split_first_chunk::<4>()?;
+        self.decode_record(doc, scope, &buf)
+    }
+
+    /// Every record, read at once (for commands that want them all).
+    fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
+        let end = u64_at(&self.meta.bytes, self.meta.records + 8 * self.len())?;
+        let mut buf = vec![0u8; usize::try_from(end).ok()?];
+        read_at(&self.names.file, &mut buf, self.meta.records_at).ok()?;
+        (0..self.len())
+            .map(|doc| {
+                let (start, len) = self.record_span(doc)?;
+                let (start, len) = (usize::try_from(start).ok()?, usize::try_from(len).ok()?);
+                self.decode_record(doc, scope, buf.get(start..start.checked_add(len)?)?)
+            })
+            .collect()
+    }
+
+    fn decode_record(
+        &self,
+        doc: usize,
+        scope: Scope,
+        bytes: &[u8],
+    ) -> Option<(Memory, Vec<String>)> {
+        let (sum, mut at) = bytes.split_first_chunk::<4>()?;
         if u32::from_le_bytes(*sum) != checksum(at) as u32 {
             return None;
         }
@@ -306,14 +334,11 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let fresh = load_files(root.scope, &changed);
     problems.extend(fresh.problems);
     for doc in (0..cached.len()).filter(|&d| live[d] && cached.flags(d) & PROBLEMS != 0) {
-        let path = RelPath { category: cached.category(doc).into(), slug: cached.slug(doc).into() };
         match cached.record(doc, root.scope) {
-            Some((_, messages)) => problems.extend(messages.into_iter().map(|message| Problem {
-                path: path.under(&root.dir),
-                line: None,
-                message,
-                skipped: false,
-            })),
+            Some((m, messages)) => {
+                let path = m.path.under(&root.dir);
+                problems.extend(messages.into_iter().map(|msg| Problem::field(path.clone(), msg)));
+            }
             // A damaged record: the whole cache goes.
             None => return rebuild(root, &listings, problems, tokenizer, listed_at),
         }
@@ -339,23 +364,40 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
 /// that need metadata, not ranking. `listings` is the root as
 /// [`snapshot::list`] saw it.
 pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
+    scan_listed(root, listings).memories
+}
+
+/// [`scan_root`](crate::scan::scan_root) through the cache: every memory of
+/// a root with its metadata (bodies are not read) and the problems found,
+/// reading only the files that changed since the cache was built.
+pub fn scan_root(root: &Root) -> Scan {
+    let (listings, problems) = snapshot::list(root, true);
+    let mut scan = scan_listed(root, &listings);
+    scan.problems.extend(problems);
+    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    scan
+}
+
+fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
     let all = || {
         let files: Vec<FileEntry> =
             listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
-        load_files(root.scope, &files).memories
+        load_files(root.scope, &files)
     };
     let Some((cached, _)) = read(root) else { return all() };
+    let Some(records) = cached.records(root.scope) else { return all() };
     let (live, changed) = cached.match_listings(listings);
-    let mut out = Vec::with_capacity(cached.len());
-    for doc in (0..cached.len()).filter(|&d| live[d]) {
-        match cached.record(doc, root.scope) {
-            Some((m, _)) => out.push(m),
-            None => return all(),
-        }
+    let mut scan = Scan::default();
+    for ((m, messages), _) in records.into_iter().zip(live).filter(|(_, live)| *live) {
+        let path = m.path.under(&root.dir);
+        scan.problems.extend(messages.into_iter().map(|m| Problem::field(path.clone(), m)));
+        scan.memories.push(m);
     }
-    out.extend(load_files(root.scope, &changed).memories);
-    out.sort_by(|a, b| walk_order(&a.path, &b.path));
-    out
+    let fresh = load_files(root.scope, &changed);
+    scan.memories.extend(fresh.memories);
+    scan.problems.extend(fresh.problems);
+    scan.memories.sort_by(|a, b| walk_order(&a.path, &b.path));
+    scan
 }
 
 /// Read every file, index it, and write a new cache.
@@ -840,7 +882,14 @@ impl Docs {
 
     /// Every document's memory, in order; None when a record is damaged.
     pub fn to_vec(&self) -> Option<Vec<Memory>> {
-        (0..self.len()).map(|d| self.memory(d).cloned()).collect()
+        let mut out = Vec::with_capacity(self.len());
+        for root in &self.roots {
+            if let Some(cached) = &root.cached {
+                out.extend(cached.records(root.scope)?.into_iter().map(|(m, _)| m));
+            }
+            out.extend(root.fresh.iter().cloned());
+        }
+        Some(out)
     }
 }
 

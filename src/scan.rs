@@ -38,6 +38,13 @@ pub struct Problem {
     pub skipped: bool,
 }
 
+impl Problem {
+    /// A field of the memory at `path` that was defaulted (the file is used).
+    pub fn field(path: PathBuf, message: String) -> Problem {
+        Problem { path, line: None, message, skipped: false }
+    }
+}
+
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.path.display())?;
@@ -71,16 +78,21 @@ pub struct Tree {
 
 /// Read every memory of `roots` (project before global) and resolve shadowing.
 pub fn scan_all(roots: &[&Root]) -> Tree {
+    resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
+}
+
+/// The scans of the roots (project before global) as one tree, shadowing
+/// resolved.
+pub fn resolve(scans: impl IntoIterator<Item = (Scope, Scan)>) -> Tree {
     let mut tree = Tree::default();
     let mut seen = BTreeMap::new();
-    for root in roots {
-        let scan = scan_root(root);
+    for (scope, scan) in scans {
         tree.problems.extend(scan.problems);
         for memory in scan.memories {
             if seen.contains_key(&memory.path) {
                 tree.shadowed.push(memory);
             } else {
-                seen.insert(memory.path.clone(), root.scope);
+                seen.insert(memory.path.clone(), scope);
                 tree.memories.push(memory);
             }
         }
@@ -430,12 +442,7 @@ pub fn load_files_counted(
 fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
     match load(scope, rel, path) {
         Ok((memory, fields)) => {
-            scan.problems.extend(fields.into_iter().map(|message| Problem {
-                path: path.to_path_buf(),
-                line: None,
-                message,
-                skipped: false,
-            }));
+            scan.problems.extend(fields.into_iter().map(|m| Problem::field(path.to_path_buf(), m)));
             scan.memories.push(memory);
         }
         Err(problem) => scan.problems.push(problem),

@@ -6,7 +6,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
 use crate::output::Style;
-use crate::scan::{Problem, scan_all};
+use crate::scan::{Problem, resolve};
 
 /// List memories.
 #[derive(Debug, clap::Args)]
@@ -45,7 +45,9 @@ pub struct Report {
 
 /// Scan, filter, sort.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let tree = scan_all(&ctx.read_roots()?);
+    // Metadata only: through the index, reading just the files that changed.
+    let roots = ctx.read_roots()?;
+    let tree = resolve(roots.iter().map(|root| (root.scope, crate::cache::scan_root(root))));
     let mut memories: Vec<Memory> = tree
         .memories
         .into_iter()

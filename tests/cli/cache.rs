@@ -200,3 +200,32 @@ fn settled_folders_are_trusted_only_as_far_as_they_hold() {
     let warnings = out["warnings"].to_string();
     assert!(warnings.contains("orm-prisma.md: nested folder"), "{warnings}");
 }
+
+#[test]
+fn list_and_context_through_the_cache_equal_a_full_read() {
+    let env = Env::with_fixture("demo");
+    env.write("facts/broken.md", "---\nsummary: [oops\n---\nx\n");
+    env.write("facts/odd.md", "---\npinned: perhaps\n---\nodd pinned value\n");
+    let run = |env: &Env| {
+        let text = |out: std::process::Output| {
+            (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        let list = text(env.mem(["list", "--json"]).output().unwrap());
+        let context =
+            text(env.mem(["context", "--json"]).env("MEM_TRUST_ALL", "1").output().unwrap());
+        (list, context)
+    };
+    for round in 0..2 {
+        // Built index (the second time with one file changed since).
+        recall(&env, "部署");
+        assert!(env.project().join(".cache/index.bin").is_file());
+        if round == 1 {
+            env.write("facts/new-note.md", "---\nsummary: a new note\n---\nbody\n");
+        }
+        let cached = run(&env);
+        fs::remove_dir_all(env.project().join(".cache")).unwrap();
+        let fresh = run(&env);
+        assert_eq!(cached, fresh, "round {round}");
+        assert!(fresh.0.1.contains("broken.md") && fresh.0.1.contains("`pinned` should be"));
+    }
+}
