@@ -13,7 +13,7 @@ use crate::commands::stats::max_entries;
 use crate::context::Context;
 use crate::error::Result;
 use crate::frontmatter::Document;
-use crate::guard::{Bigrams, DUPLICATE_THRESHOLD, bigrams, jaccard, secrets, too_far_apart};
+use crate::guard::{Bigrams, bigrams, near_pairs, secrets};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::roots::Root;
@@ -282,31 +282,19 @@ fn links(read: &[Read], out: &mut Vec<Finding>) {
 
 /// Pairs of live memories whose text is nearly the same.
 fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
-    let live: Vec<(&Read, Bigrams)> = read
+    let live: Vec<&Read> = read.iter().filter(|r| !r.memory.is_superseded()).collect();
+    let sets: Vec<Bigrams> = live
         .iter()
-        .filter(|r| !r.memory.is_superseded())
-        .map(|r| {
-            (r, bigrams(&format!("{}\n{}\n{}", r.memory.title, r.memory.summary, r.memory.body)))
-        })
+        .map(|r| bigrams(&format!("{}\n{}\n{}", r.memory.title, r.memory.summary, r.memory.body)))
         .collect();
-    for (i, (a, sa)) in live.iter().enumerate() {
-        for (b, sb) in &live[i + 1..] {
-            if too_far_apart(sa.len(), sb.len()) {
-                continue;
-            }
-            let score = jaccard(sa, sb);
-            if score >= DUPLICATE_THRESHOLD {
-                out.push(Finding {
-                    file: a.file.clone(),
-                    line: None,
-                    problem: format!(
-                        "nearly the same as {} (similarity {score:.2})",
-                        b.memory.file()
-                    ),
-                    fix: "merge them, or mark the older one with `--supersedes`".into(),
-                });
-            }
-        }
+    for (i, j, score) in near_pairs(&sets) {
+        let (a, b) = (live[i], live[j]);
+        out.push(Finding {
+            file: a.file.clone(),
+            line: None,
+            problem: format!("nearly the same as {} (similarity {score:.2})", b.memory.file()),
+            fix: "merge them, or mark the older one with `--supersedes`".into(),
+        });
     }
 }
 

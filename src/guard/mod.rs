@@ -60,6 +60,58 @@ pub fn too_far_apart(a: usize, b: usize) -> bool {
     large == 0 || (small as f64) < DUPLICATE_THRESHOLD * large as f64
 }
 
+/// Every pair `(i, j, similarity)`, `i < j`, of `sets` whose Jaccard is at
+/// least [`DUPLICATE_THRESHOLD`], in order.
+///
+/// Exact, without comparing every pair (prefix filtering, as in PPJoin):
+/// with bigrams ordered rarest first and sets taken smallest first, two sets
+/// that similar share one of the first `len - ceil(t * len) + 1` bigrams of
+/// the larger and one of the first `len - ceil(2t / (1 + t) * len) + 1` of
+/// the smaller, so only the earlier sets indexed under the larger one's
+/// first bigrams are compared with it.
+pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
+    let mut freq: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    for set in sets {
+        for &b in &set.0 {
+            *freq.entry(b).or_default() += 1;
+        }
+    }
+    // A threshold a little under the real one only lengthens prefixes.
+    let t = DUPLICATE_THRESHOLD - 1e-9;
+    let prefix = |len: usize, share: f64| len - (share * len as f64).ceil() as usize + 1;
+    let mut by_size: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
+    by_size.sort_by_key(|&i| (sets[i].len(), i));
+    let mut index: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    let mut seen = vec![usize::MAX; sets.len()];
+    let mut pairs = Vec::new();
+    for &x in &by_size {
+        let len = sets[x].len();
+        let mut order = sets[x].0.clone();
+        order.sort_unstable_by_key(|b| (freq[b], *b));
+        // Earlier sets are no larger; too small ones cannot reach t.
+        let smallest = (t * len as f64).ceil() as usize;
+        for b in &order[..prefix(len, t).min(len)] {
+            let Some(list) = index.get(b) else { continue };
+            let from = list.partition_point(|&y| sets[y].len() < smallest);
+            for &y in &list[from..] {
+                if seen[y] == x {
+                    continue;
+                }
+                seen[y] = x;
+                let score = jaccard(&sets[x], &sets[y]);
+                if score >= DUPLICATE_THRESHOLD {
+                    pairs.push((x.min(y), x.max(y), score));
+                }
+            }
+        }
+        for &b in &order[..prefix(len, 2.0 * t / (1.0 + t)).min(len)] {
+            index.entry(b).or_default().push(x);
+        }
+    }
+    pairs.sort_by_key(|p| (p.0, p.1));
+    pairs
+}
+
 /// Estimated tokens of `text` for a context budget: one per CJK character,
 /// one per four other non-space characters.
 pub fn estimate_tokens(text: &str) -> usize {
@@ -86,6 +138,38 @@ mod tests {
         assert_eq!(jaccard(&bigrams("abc"), &bigrams("bcd")), 1.0 / 3.0);
         assert!(too_far_apart(bigrams("abcdefgh").len(), a.len()));
         assert!(!too_far_apart(a.len(), b.len()));
+    }
+
+    #[test]
+    fn near_pairs_equal_comparing_every_pair() {
+        // Texts built from few words, so that many pairs are close.
+        let words = ["部署", "pnpm", "lock", "脚本", "npm", "ci", "a", "b"];
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for round in 0..60 {
+            let sets: Vec<Bigrams> = (0..80)
+                .map(|_| {
+                    let n = next() % 8 + round % 5;
+                    bigrams(
+                        &(0..n).map(|_| words[next() % words.len()]).collect::<Vec<_>>().join(" "),
+                    )
+                })
+                .collect();
+            let mut every = Vec::new();
+            for i in 0..sets.len() {
+                for j in i + 1..sets.len() {
+                    let score = jaccard(&sets[i], &sets[j]);
+                    if score >= DUPLICATE_THRESHOLD {
+                        every.push((i, j, score));
+                    }
+                }
+            }
+            assert!(round > 0 || !every.is_empty());
+            assert_eq!(near_pairs(&sets), every, "round {round}");
+        }
     }
 
     #[test]
