@@ -367,6 +367,12 @@ pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
     scan_listed(root, listings).memories
 }
 
+/// [`scan_all`](crate::scan::scan_all) through the cache: the memories of
+/// `roots` with their metadata (not their bodies), shadowing resolved.
+pub fn scan_all(roots: &[&Root]) -> crate::scan::Tree {
+    crate::scan::resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
+}
+
 /// [`scan_root`](crate::scan::scan_root) through the cache: every memory of
 /// a root with its metadata (bodies are not read) and the problems found,
 /// reading only the files that changed since the cache was built.

@@ -15,7 +15,7 @@ use crate::memory::Memory;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{Problem, Tree, scan_all, walk};
+use crate::scan::{Problem, Tree, walk};
 use crate::state::{self, Hits};
 
 /// Show the roots, counts, shadowed files and problems; or one memory in full.
@@ -96,7 +96,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if args.secrets {
         return Ok(Report::Secrets { secrets: find_secrets(&roots) });
     }
-    let tree = scan_all(&roots);
+    // Metadata through the index; a detail reads its own file.
+    let tree = crate::cache::scan_all(&roots);
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
         Some(path) => {

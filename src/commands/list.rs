@@ -6,7 +6,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
 use crate::output::Style;
-use crate::scan::{Problem, resolve};
+use crate::scan::Problem;
 
 /// List memories.
 #[derive(Debug, clap::Args)]
@@ -46,8 +46,7 @@ pub struct Report {
 /// Scan, filter, sort.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Metadata only: through the index, reading just the files that changed.
-    let roots = ctx.read_roots()?;
-    let tree = resolve(roots.iter().map(|root| (root.scope, crate::cache::scan_root(root))));
+    let tree = crate::cache::scan_all(&ctx.read_roots()?);
     let mut memories: Vec<Memory> = tree
         .memories
         .into_iter()

@@ -9,7 +9,6 @@ use crate::error::{Error, Result};
 use crate::memory::truncate;
 use crate::output::Style;
 use crate::roots::Scope;
-use crate::scan::scan_all;
 use crate::time::parse_iso;
 
 const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");
@@ -61,7 +60,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })?),
         None => None,
     };
-    let tree = scan_all(&ctx.read_roots()?);
+    let tree = crate::cache::scan_all(&ctx.read_roots()?);
     let manifest = tree
         .memories
         .iter()

@@ -202,7 +202,7 @@ fn settled_folders_are_trusted_only_as_far_as_they_hold() {
 }
 
 #[test]
-fn list_and_context_through_the_cache_equal_a_full_read() {
+fn commands_through_the_cache_equal_a_full_read() {
     let env = Env::with_fixture("demo");
     env.write("facts/broken.md", "---\nsummary: [oops\n---\nx\n");
     env.write("facts/odd.md", "---\npinned: perhaps\n---\nodd pinned value\n");
@@ -213,7 +213,11 @@ fn list_and_context_through_the_cache_equal_a_full_read() {
         let list = text(env.mem(["list", "--json"]).output().unwrap());
         let context =
             text(env.mem(["context", "--json"]).env("MEM_TRUST_ALL", "1").output().unwrap());
-        (list, context)
+        let inspect = text(env.mem(["inspect", "--json"]).output().unwrap());
+        let detail =
+            text(env.mem(["inspect", "--json", "decisions/orm-drizzle"]).output().unwrap());
+        let prompt = text(env.mem(["prompt", "consolidate", "--json"]).output().unwrap());
+        (list, context, inspect, detail, prompt)
     };
     for round in 0..2 {
         // Built index (the second time with one file changed since).
