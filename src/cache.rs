@@ -23,7 +23,9 @@ use std::sync::Arc;
 use crate::memory::Memory;
 use crate::progress::Progress;
 use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Terms};
-use crate::rank::packed::{Bytes, Packed, checksum, read_at, read_varint, u32_at, u64_at, varint};
+use crate::rank::packed::{
+    Bytes, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
+};
 use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
@@ -739,27 +741,11 @@ fn version_tag() -> u64 {
     checksum(env!("CARGO_PKG_VERSION").as_bytes()) ^ FORMAT
 }
 
-fn put_str(s: &str, out: &mut Vec<u8>) {
-    varint(s.len() as u64, out);
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn get_bytes<'a>(at: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let len = usize::try_from(read_varint(at)?).ok()?;
-    let bytes = at.get(..len)?;
-    *at = &at[len..];
-    Some(bytes)
-}
-
-fn get_str(at: &mut &[u8]) -> Option<String> {
-    String::from_utf8(get_bytes(at)?.to_vec()).ok()
-}
-
 fn put_opt(s: &Option<String>, out: &mut Vec<u8>) {
     match s {
         Some(s) => {
             out.push(1);
-            put_str(s, out);
+            put_bytes(s.as_bytes(), out);
         }
         None => out.push(0),
     }
@@ -769,7 +755,7 @@ fn get_opt(at: &mut &[u8]) -> Option<Option<String>> {
     let (&flag, rest) = at.split_first()?;
     *at = rest;
     match flag {
-        1 => get_str(at).map(Some),
+        1 => get_string(at).map(Some),
         0 => Some(None),
         _ => None,
     }
@@ -778,13 +764,13 @@ fn get_opt(at: &mut &[u8]) -> Option<Option<String>> {
 fn put_list(items: &[String], out: &mut Vec<u8>) {
     varint(items.len() as u64, out);
     for s in items {
-        put_str(s, out);
+        put_bytes(s.as_bytes(), out);
     }
 }
 
 fn get_list(at: &mut &[u8]) -> Option<Vec<String>> {
     let n = read_varint(at)?;
-    (0..n).map(|_| get_str(at)).collect()
+    (0..n).map(|_| get_string(at)).collect()
 }
 
 fn put_i64(v: i64, out: &mut Vec<u8>) {
@@ -799,7 +785,7 @@ fn get_i64(at: &mut &[u8]) -> Option<i64> {
 
 fn put_memory(m: &Memory, out: &mut Vec<u8>) {
     for s in [&m.title, &m.kind, &m.summary, &m.highlight] {
-        put_str(s, out);
+        put_bytes(s.as_bytes(), out);
     }
     put_i64(m.created, out);
     put_i64(m.updated, out);
@@ -814,7 +800,7 @@ fn put_memory(m: &Memory, out: &mut Vec<u8>) {
 
 fn get_memory(path: RelPath, scope: Scope, at: &mut &[u8]) -> Option<Memory> {
     let (title, kind, summary, highlight) =
-        (get_str(at)?, get_str(at)?, get_str(at)?, get_str(at)?);
+        (get_string(at)?, get_string(at)?, get_string(at)?, get_string(at)?);
     let (created, updated) = (get_i64(at)?, get_i64(at)?);
     let (load_when, tags, paths) = (get_list(at)?, get_list(at)?, get_list(at)?);
     let (&flags, rest) = at.split_first()?;

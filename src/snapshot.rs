@@ -13,7 +13,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use crate::cache::{RACY_NS, now_ns};
-use crate::rank::packed::{checksum, read_varint, varint};
+use crate::rank::packed::{get_string, put_bytes, read_varint, seal, unseal, varint};
 use crate::roots::Root;
 use crate::scan::{Known, Listing, Problem, list_with};
 use crate::write::write_atomic;
@@ -57,32 +57,24 @@ impl Snapshot {
 
     fn encode(&self) -> Vec<u8> {
         let mut body = Vec::new();
-        varint(version_tag(), &mut body);
         varint(self.folders.len() as u64, &mut body);
         for f in &self.folders {
-            put(&f.category, &mut body);
+            put_bytes(f.category.as_bytes(), &mut body);
             varint(f.mtime, &mut body);
-            put(&f.slugs, &mut body);
+            put_bytes(f.slugs.as_bytes(), &mut body);
             varint(f.ends.len() as u64, &mut body);
             f.ends.iter().for_each(|&e| varint(u64::from(e), &mut body));
         }
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&checksum(&body).to_le_bytes());
-        out.extend_from_slice(&body);
-        out
+        seal(MAGIC, &body)
     }
 
     fn decode(bytes: &[u8]) -> Option<Snapshot> {
-        let rest = bytes.strip_prefix(MAGIC)?;
-        let (sum, mut at) = rest.split_first_chunk::<8>()?;
-        if u64::from_le_bytes(*sum) != checksum(at) || read_varint(&mut at)? != version_tag() {
-            return None;
-        }
+        let mut at = unseal(MAGIC, bytes)?;
         let mut folders: Vec<Folder> = Vec::new();
         for _ in 0..read_varint(&mut at)? {
-            let category = get(&mut at)?;
+            let category = get_string(&mut at)?;
             let mtime = read_varint(&mut at)?;
-            let slugs = get(&mut at)?;
+            let slugs = get_string(&mut at)?;
             let count = usize::try_from(read_varint(&mut at)?).ok()?;
             let mut ends = Vec::with_capacity(count.min(at.len()));
             for _ in 0..count {
@@ -95,22 +87,6 @@ impl Snapshot {
         }
         at.is_empty().then_some(Snapshot { folders })
     }
-}
-
-fn version_tag() -> u64 {
-    checksum(env!("CARGO_PKG_VERSION").as_bytes())
-}
-
-fn put(s: &str, out: &mut Vec<u8>) {
-    varint(s.len() as u64, out);
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn get(at: &mut &[u8]) -> Option<String> {
-    let len = usize::try_from(read_varint(at)?).ok()?;
-    let bytes = at.get(..len)?;
-    *at = &at[len..];
-    String::from_utf8(bytes.to_vec()).ok()
 }
 
 /// List a root, looking up by name the files of folders the snapshot shows

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use crate::cache::{RACY_NS, now_ns};
-use crate::rank::packed::{checksum, read_varint, varint};
+use crate::rank::packed::{checksum, put_bytes, read_varint, seal, unseal, varint};
 use crate::roots::Root;
 use crate::scan::Listing;
 use crate::write::write_atomic;
@@ -28,10 +28,10 @@ fn digest(listings: &[Listing]) -> (u64, u64) {
     let mut bytes = Vec::new();
     let mut newest = 0;
     for l in listings {
-        put(l.category.as_bytes(), &mut bytes);
+        put_bytes(l.category.as_bytes(), &mut bytes);
         varint(l.files.len() as u64, &mut bytes);
         for (i, f) in l.files.iter().enumerate() {
-            put(l.name(i).as_bytes(), &mut bytes);
+            put_bytes(l.name(i).as_bytes(), &mut bytes);
             varint(f.size, &mut bytes);
             varint(f.mtime_ns, &mut bytes);
             newest = newest.max(f.mtime_ns);
@@ -60,7 +60,7 @@ fn generated(root: &Root, listings: &[Listing]) -> Result<Vec<Option<(u64, u64)>
 
 fn encode(listed_at: u64, written_at: u64, digest: u64, files: &[Option<(u64, u64)>]) -> Vec<u8> {
     let mut body = Vec::new();
-    for v in [version_tag(), listed_at, written_at, digest, files.len() as u64] {
+    for v in [listed_at, written_at, digest, files.len() as u64] {
         varint(v, &mut body);
     }
     for f in files {
@@ -73,27 +73,16 @@ fn encode(listed_at: u64, written_at: u64, digest: u64, files: &[Option<(u64, u6
             None => body.push(0),
         }
     }
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&checksum(&body).to_le_bytes());
-    out.extend_from_slice(&body);
-    out
+    seal(MAGIC, &body)
 }
 
 /// The stamp's (listed_at, written_at, digest, generated files).
 type Stamp = (u64, u64, u64, Vec<Option<(u64, u64)>>);
 
 fn decode(bytes: &[u8]) -> Option<Stamp> {
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (sum, mut at) = rest.split_first_chunk::<8>()?;
-    if u64::from_le_bytes(*sum) != checksum(at) {
-        return None;
-    }
+    let mut at = unseal(MAGIC, bytes)?;
     let mut next = || read_varint(&mut at);
-    let (version, listed_at, written_at, digest, count) =
-        (next()?, next()?, next()?, next()?, next()?);
-    if version != version_tag() {
-        return None;
-    }
+    let (listed_at, written_at, digest, count) = (next()?, next()?, next()?, next()?);
     let mut files = Vec::new();
     for _ in 0..count {
         let (&present, rest) = at.split_first()?;
@@ -104,15 +93,6 @@ fn decode(bytes: &[u8]) -> Option<Stamp> {
         });
     }
     at.is_empty().then_some((listed_at, written_at, digest, files))
-}
-
-fn version_tag() -> u64 {
-    checksum(env!("CARGO_PKG_VERSION").as_bytes())
-}
-
-fn put(b: &[u8], out: &mut Vec<u8>) {
-    varint(b.len() as u64, out);
-    out.extend_from_slice(b);
 }
 
 /// True when the root is as the stamp recorded it: a compile would change

@@ -241,16 +241,48 @@ pub fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(*bytes.get(at..)?.first_chunk::<8>()?))
 }
 
-fn put_bytes(b: &[u8], out: &mut Vec<u8>) {
+/// Append `b` with its length in front.
+pub fn put_bytes(b: &[u8], out: &mut Vec<u8>) {
     varint(b.len() as u64, out);
     out.extend_from_slice(b);
 }
 
-fn get_bytes<'a>(at: &mut &'a [u8]) -> Option<&'a [u8]> {
+/// Take bytes written by [`put_bytes`] from the front of `at`.
+pub fn get_bytes<'a>(at: &mut &'a [u8]) -> Option<&'a [u8]> {
     let len = usize::try_from(read_varint(at)?).ok()?;
     let bytes = at.get(..len)?;
     *at = &at[len..];
     Some(bytes)
+}
+
+/// Take a string written by [`put_bytes`] from the front of `at`.
+pub fn get_string(at: &mut &[u8]) -> Option<String> {
+    String::from_utf8(get_bytes(at)?.to_vec()).ok()
+}
+
+/// The tag of this program's version, which the small derived files carry.
+fn program_tag() -> u64 {
+    checksum(env!("CARGO_PKG_VERSION").as_bytes())
+}
+
+/// A small derived file: `magic`, a checksum, then the program's version
+/// tag and `body`. [`unseal`] gives the body back.
+pub fn seal(magic: &[u8; 8], body: &[u8]) -> Vec<u8> {
+    let mut checked = Vec::with_capacity(body.len() + 10);
+    varint(program_tag(), &mut checked);
+    checked.extend_from_slice(body);
+    let mut out = magic.to_vec();
+    out.extend_from_slice(&checksum(&checked).to_le_bytes());
+    out.extend_from_slice(&checked);
+    out
+}
+
+/// The body of a file [`seal`]ed with `magic`; None when it is damaged or
+/// written by another version.
+pub fn unseal<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Option<&'a [u8]> {
+    let (sum, mut at) = bytes.strip_prefix(magic)?.split_first_chunk::<8>()?;
+    let intact = u64::from_le_bytes(*sum) == checksum(at) && read_varint(&mut at)? == program_tag();
+    intact.then_some(at)
 }
 
 /// A fast 64-bit checksum over 8-byte words, four independent lanes at a
