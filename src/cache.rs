@@ -872,6 +872,20 @@ impl Docs {
         self.damaged.get()
     }
 
+    /// Every memory the root of `scope` holds now, shadowed or not (bodies
+    /// are not read); None when that root is not indexed or a record is
+    /// damaged.
+    pub fn root_memories(&self, scope: Scope) -> Option<Vec<Memory>> {
+        let root = self.roots.iter().find(|r| r.scope == scope)?;
+        let mut out = Vec::new();
+        if let Some(cached) = &root.cached {
+            let records = cached.records(scope)?.into_iter().zip(&root.live);
+            out.extend(records.filter(|(_, live)| **live).map(|((m, _), _)| m));
+        }
+        out.extend(root.fresh.iter().cloned());
+        Some(out)
+    }
+
     /// Every document's memory, in order; None when a record is damaged.
     pub fn to_vec(&self) -> Option<Vec<Memory>> {
         let mut out = Vec::with_capacity(self.len());
@@ -928,30 +942,32 @@ pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {
 pub fn index_all(roots: &[&Root]) -> Library {
     let tokenizer = Tokenizer::new();
     let mut indexed: Vec<Indexed> = roots.iter().map(|root| index_root(root, &tokenizer)).collect();
-    // A later root's memory at a path an earlier root has is shadowed.
-    for k in 1..indexed.len() {
-        let (earlier, later) = indexed.split_at_mut(k);
-        let later = &mut later[0];
-        let shadowed: Vec<usize> = (0..later.len())
-            .filter(|&d| {
-                let (category, slug) = later.key(d);
-                later.live[d] && earlier.iter().any(|e| e.find_live(category, slug).is_some())
-            })
-            .collect();
-        for d in shadowed {
-            later.live[d] = false;
-        }
-    }
+    // A later root's memory at a path an earlier root has is shadowed: it
+    // exists (its root's `live` says so) but is not ranked.
+    let shadowed: Vec<Vec<usize>> = (0..indexed.len())
+        .map(|k| {
+            let (earlier, later) = (&indexed[..k], &indexed[k]);
+            (0..later.len())
+                .filter(|&d| {
+                    let (category, slug) = later.key(d);
+                    later.live[d] && earlier.iter().any(|e| e.find_live(category, slug).is_some())
+                })
+                .collect()
+        })
+        .collect();
     let mut live = Vec::new();
     let mut stats = Vec::new();
     let mut tables = Vec::new();
     let mut problems = Vec::new();
     let mut loaded = Vec::new();
     let mut firsts = Vec::new();
-    for ix in &mut indexed {
+    for (ix, shadowed) in indexed.iter_mut().zip(shadowed) {
         let first = live.len();
         firsts.push(first);
         live.extend_from_slice(&ix.live);
+        for d in shadowed {
+            live[first + d] = false;
+        }
         // The first root's statistics are taken whole, not copied.
         if stats.is_empty() {
             stats = std::mem::take(&mut ix.stats);

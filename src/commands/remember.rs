@@ -21,8 +21,8 @@ use crate::output::Style;
 use crate::rank::score::{Memories, Params, Request, rank};
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
+use crate::scan;
 use crate::write::{save_history, write_atomic};
-use crate::{scan, snapshot};
 
 /// The default context budget, in estimated tokens.
 pub const DEFAULT_BUDGET: usize = 2000;
@@ -122,7 +122,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // written root's memories as their frontmatter says.
     let roots = ctx.read_roots()?;
     let lib = cache::index_all(&roots);
-    let before = root_memories(root);
+    let before = root_memories(&lib, root);
     let mut warnings = Vec::new();
     let mut history = None;
     let action = match &draft {
@@ -241,9 +241,9 @@ fn near_duplicates(lib: &Library, roots: &[&Root], memory: &Memory, now_ms: i64)
 /// Every memory of `root` as its frontmatter says, through the index; the
 /// always-resident ones (rules and pinned) with their bodies, which the
 /// context budget counts.
-fn root_memories(root: &Root) -> Vec<Memory> {
-    let (listings, _) = snapshot::list(root, true);
-    let mut memories = cache::memories(root, &listings);
+fn root_memories(lib: &Library, root: &Root) -> Vec<Memory> {
+    let mut memories =
+        lib.docs.root_memories(root.scope).unwrap_or_else(|| cache::scan_root(root).memories);
     for m in memories.iter_mut().filter(|m| m.is_resident()) {
         if let Ok((full, _)) = scan::load(m.scope, m.path.clone(), &m.path.under(&root.dir)) {
             m.body = full.body;
