@@ -91,12 +91,20 @@ struct Cached {
 /// The meta part of a cache.
 struct Meta {
     bytes: Vec<u8>,
-    /// Where the columns start in `meta`: sizes and mtimes (u64), record
-    /// offsets (u64, len + 1), flags (u8).
+    /// Where the columns start in `bytes`: sizes and mtimes (u64), record
+    /// offsets (u64, len + 1), field lengths (u32 × FIELDS), updated (i64),
+    /// flags (u8), trigger masks (u64 × 2), segment sizes (u64 × 3), and
+    /// then the segments' block indexes.
     sizes: usize,
     mtimes: usize,
     records: usize,
+    lengths: usize,
+    updated: usize,
     flags: usize,
+    triggers: usize,
+    dims: usize,
+    indexes: usize,
+    segments: usize,
     /// Where records start in the file.
     records_at: u64,
 }
@@ -392,7 +400,7 @@ fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
             listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
         load_files(root.scope, &files)
     };
-    let Some((cached, _)) = read(root) else { return all() };
+    let Some(cached) = read_records(root) else { return all() };
     let Some(records) = cached.records(root.scope) else { return all() };
     let (live, changed) = cached.match_listings(listings);
     let mut scan = Scan::default();
@@ -672,16 +680,15 @@ fn open(root: &Root) -> Option<Names> {
 /// Every document's statistics and the term tables, each with its first document.
 type Tables = (Vec<DocStats>, Vec<(u32, Terms)>);
 
-fn read_meta(names: &Names) -> Option<(Meta, Tables)> {
-    let file = names.file.clone();
+fn read_meta(names: &Names) -> Option<Meta> {
     let n = names.len;
-    let mut meta = vec![0u8; usize::try_from(names.meta_len).ok()?];
-    read_at(&file, &mut meta, names.meta_at).ok()?;
-    if checksum(&meta) != names.meta_sum {
+    let mut bytes = vec![0u8; usize::try_from(names.meta_len).ok()?];
+    read_at(&names.file, &mut bytes, names.meta_at).ok()?;
+    if checksum(&bytes) != names.meta_sum {
         return None;
     }
-    let g = usize::try_from(u64_at(&meta, 0)?).ok()?;
-    let mut sections = Sections { meta: &meta, at: 8 };
+    let segments = usize::try_from(u64_at(&bytes, 0)?).ok()?;
+    let mut sections = Sections { meta: &bytes, at: 8 };
     let sizes = sections.next(8 * n)?;
     let mtimes = sections.next(8 * n)?;
     let records = sections.next(8 * (n + 1))?;
@@ -689,51 +696,81 @@ fn read_meta(names: &Names) -> Option<(Meta, Tables)> {
     let updated = sections.next(8 * n)?;
     let flags = sections.next(n)?;
     let triggers = sections.next(16 * n)?;
-    let dims = sections.next(24 * g)?;
+    let dims = sections.next(24 * segments)?;
+    let indexes = sections.at;
+    let records_at = names.meta_at.checked_add(names.meta_len)?;
+    Some(Meta {
+        bytes,
+        sizes,
+        mtimes,
+        records,
+        lengths,
+        updated,
+        flags,
+        triggers,
+        dims,
+        indexes,
+        segments,
+        records_at,
+    })
+}
+
+/// The ranking part of an opened cache: every document's statistics and the
+/// term tables (dictionaries and postings stay in the file). None when the
+/// meta part does not describe the file.
+fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
+    let (n, bytes) = (names.len, &meta.bytes);
     let mut stats = Vec::with_capacity(n);
     for d in 0..n {
-        let mut l = [0u32; FIELDS];
-        for (f, slot) in l.iter_mut().enumerate() {
-            *slot = u32_at(&meta, lengths + 4 * (FIELDS * d + f))?;
+        let mut lengths = [0u32; FIELDS];
+        for (f, slot) in lengths.iter_mut().enumerate() {
+            *slot = u32_at(bytes, meta.lengths + 4 * (FIELDS * d + f))?;
         }
-        let flag = meta[flags + d];
+        let flag = *bytes.get(meta.flags + d)?;
+        let trigger = |k: usize| u64_at(bytes, meta.triggers + 16 * d + 8 * k);
         stats.push(DocStats {
-            lengths: l,
+            lengths,
             derived_summary: flag & DERIVED != 0,
             pinned: flag & PINNED != 0,
-            updated: u64_at(&meta, updated + 8 * d)? as i64,
+            updated: u64_at(bytes, meta.updated + 8 * d)? as i64,
             trigger_count: (flag >> TRIGGERS_SHIFT).min(2),
-            triggers: [u64_at(&meta, triggers + 16 * d)?, u64_at(&meta, triggers + 16 * d + 8)?],
+            triggers: [trigger(0)?, trigger(1)?],
         });
     }
-    let records_at = names.meta_at.checked_add(names.meta_len)?;
-    let mut offset = records_at.checked_add(u64_at(&meta, records + 8 * n)?)?;
-    let mut tables = Vec::with_capacity(g);
+    let mut sections = Sections { meta: bytes, at: meta.indexes };
+    let mut offset = meta.records_at.checked_add(u64_at(bytes, meta.records + 8 * n)?)?;
+    let mut tables = Vec::with_capacity(meta.segments);
     let mut first = 0u64;
-    for s in 0..g {
-        let dim = |k: usize| u64_at(&meta, dims + 8 * (3 * s + k));
+    for s in 0..meta.segments {
+        let dim = |k: usize| u64_at(bytes, meta.dims + 8 * (3 * s + k));
         let (docs, dict_len, postings_len) = (dim(0)?, dim(1)?, dim(2)?);
         let (index_at, index_len) = sections.any()?;
-        let index = meta[index_at..index_at + index_len].to_vec();
-        let dict = Bytes::File { file: file.clone(), at: offset, len: dict_len };
+        let index = bytes[index_at..index_at + index_len].to_vec();
+        let dict = Bytes::File { file: names.file.clone(), at: offset, len: dict_len };
         offset = offset.checked_add(dict_len)?;
-        let postings = Bytes::File { file: file.clone(), at: offset, len: postings_len };
+        let postings = Bytes::File { file: names.file.clone(), at: offset, len: postings_len };
         offset = offset.checked_add(postings_len)?;
         let packed = Packed::open(index, dict, postings)?;
         tables.push((u32::try_from(first).ok()?, Terms::Packed(packed)));
         first = first.checked_add(docs)?;
     }
     let covered = first == n as u64;
-    let whole = sections.at == meta.len() && offset == names.total;
-    let meta = Meta { bytes: meta, sizes, mtimes, records, flags, records_at };
-    (covered && whole).then_some((meta, (stats, tables)))
+    let whole = sections.at == bytes.len() && offset == names.total;
+    (covered && whole).then_some((stats, tables))
 }
 
-/// Open and read a root's cache whole.
-fn read(root: &Root) -> Option<(Cached, Tables)> {
+/// Open a root's cache for its file list and records.
+fn read_records(root: &Root) -> Option<Cached> {
     let names = open(root)?;
-    let (meta, tables) = read_meta(&names)?;
-    Some((Cached { names, meta }, tables))
+    let meta = read_meta(&names)?;
+    Some(Cached { names, meta })
+}
+
+/// Open a root's cache for ranking.
+fn read(root: &Root) -> Option<(Cached, Tables)> {
+    let cached = read_records(root)?;
+    let tables = read_tables(&cached.names, &cached.meta)?;
+    Some((cached, tables))
 }
 
 /// The format number mixed with the program version: an upgrade rebuilds.
