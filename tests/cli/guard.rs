@@ -33,6 +33,17 @@ fn weak_text_is_saved_with_warnings() {
     .stderr(predicate::str::contains("warning").not());
 }
 
+/// Save a near-copy of the pnpm rule (`rules/pnpm`) as `facts/pnpm-again`.
+fn remember_near_copy(env: &Env) -> assert_cmd::assert::Assert {
+    env.mem([
+        "remember",
+        "facts/pnpm-again",
+        "部署脚本用 pnpm 而不是 npm，npm 会生成不同的 lockfile！",
+    ])
+    .assert()
+    .success()
+}
+
 #[test]
 fn near_duplicates_name_the_existing_memory() {
     let env = Env::with_project();
@@ -43,15 +54,9 @@ fn near_duplicates_name_the_existing_memory() {
     ])
     .assert()
     .success();
-    env.mem([
-        "remember",
-        "facts/pnpm-again",
-        "部署脚本用 pnpm 而不是 npm，npm 会生成不同的 lockfile！",
-    ])
-    .assert()
-    .success()
-    .stderr(contains("nearly the same as project rules/pnpm.md"))
-    .stderr(contains("--supersedes rules/pnpm"));
+    remember_near_copy(&env)
+        .stderr(contains("nearly the same as project rules/pnpm.md"))
+        .stderr(contains("--supersedes rules/pnpm"));
 }
 
 #[test]
@@ -64,15 +69,9 @@ fn a_near_duplicate_is_found_among_many_memories_that_share_its_words() {
         env.write(&format!("facts/n{i}.md"), &format!("note {i}: {}\n", text.join(" ")));
     }
     env.write("rules/pnpm.md", "部署脚本用 pnpm 而不是 npm，因为 npm 会生成不同的 lockfile。\n");
-    env.mem([
-        "remember",
-        "facts/pnpm-again",
-        "部署脚本用 pnpm 而不是 npm，npm 会生成不同的 lockfile！",
-    ])
-    .assert()
-    .success()
-    .stderr(contains("nearly the same as project rules/pnpm.md"))
-    .stderr(contains("nearly the same as project facts/n").not());
+    remember_near_copy(&env)
+        .stderr(contains("nearly the same as project rules/pnpm.md"))
+        .stderr(contains("nearly the same as project facts/n").not());
 }
 
 #[test]
