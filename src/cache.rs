@@ -3,8 +3,8 @@
 //! statistics, every memory's metadata as a record, and packed term tables
 //! (one per segment of memories).
 //!
-//! Opening it reads only the small part every query needs — the file list,
-//! the statistics and the term tables' block indexes — and checks it whole.
+//! Opening it maps ([`Mapped`]) and checks whole only the part every query
+//! needs — the file list, the statistics and the term tables' block indexes.
 //! Records, dictionary blocks and postings are read with positional reads
 //! when a query asks for them, each checked on its own.
 //!
@@ -20,11 +20,13 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::mapped::Mapped;
 use crate::memory::Memory;
 use crate::progress::Progress;
 use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Terms};
 use crate::rank::packed::{
-    Bytes, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
+    Bytes, Held, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at,
+    varint,
 };
 use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
@@ -67,17 +69,19 @@ pub fn path(root: &Root) -> PathBuf {
 struct Names {
     file: Arc<File>,
     total: u64,
+    /// The header, names and meta parts.
+    map: Arc<Mapped>,
     built_at: u64,
     len: usize,
     /// Category names, each with the first document of its run.
     categories: Vec<(String, usize)>,
-    slugs: String,
-    /// The part as read, and where the slug offsets (u32, len + 1) start.
-    bytes: Vec<u8>,
+    /// Where, in the file, the slugs (UTF-8, back to back) and their
+    /// offsets (u32, len + 1) start.
+    slugs: usize,
     slug_offs: usize,
     /// Where the meta part starts in the file, its length and checksum.
-    meta_at: u64,
-    meta_len: u64,
+    meta_at: usize,
+    meta_len: usize,
     meta_sum: u64,
 }
 
@@ -90,8 +94,7 @@ struct Cached {
 
 /// The meta part of a cache.
 struct Meta {
-    bytes: Vec<u8>,
-    /// Where the columns start in `bytes`: sizes and mtimes (u64), record
+    /// Where the columns start in the file: sizes and mtimes (u64), record
     /// offsets (u64, len + 1), field lengths (u32 × FIELDS), updated (i64),
     /// flags (u8), trigger masks (u64 × 2), segment sizes (u64 × 3), and
     /// then the segments' block indexes.
@@ -118,9 +121,14 @@ const PROBLEMS: u8 = 4;
 const TRIGGERS_SHIFT: u8 = 3;
 
 impl Names {
+    /// The slug of `doc`, as bytes (valid UTF-8: checked on open).
+    fn slug_bytes(&self, doc: usize) -> &[u8] {
+        let at = |i: usize| u32_at(&self.map, self.slug_offs + 4 * i).unwrap_or(0) as usize;
+        self.map.get(self.slugs + at(doc)..self.slugs + at(doc + 1)).unwrap_or(&[])
+    }
+
     fn slug(&self, doc: usize) -> &str {
-        let at = |i: usize| u32_at(&self.bytes, self.slug_offs + 4 * i).unwrap_or(0) as usize;
-        self.slugs.get(at(doc)..at(doc + 1)).unwrap_or("")
+        std::str::from_utf8(self.slug_bytes(doc)).unwrap_or("")
     }
 
     fn category(&self, doc: usize) -> &str {
@@ -157,16 +165,21 @@ impl Cached {
         self.names.run(category)
     }
 
+    /// The mapped file, where the columns lie.
+    fn bytes(&self) -> &[u8] {
+        &self.names.map
+    }
+
     fn size(&self, doc: usize) -> u64 {
-        u64_at(&self.meta.bytes, self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
+        u64_at(self.bytes(), self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
     }
 
     fn mtime(&self, doc: usize) -> u64 {
-        u64_at(&self.meta.bytes, self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
+        u64_at(self.bytes(), self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
     }
 
     fn flags(&self, doc: usize) -> u8 {
-        self.meta.bytes.get(self.meta.flags + doc).copied().unwrap_or(0)
+        self.bytes().get(self.meta.flags + doc).copied().unwrap_or(0)
     }
 
     /// The document at `category/slug`, if the cache has one.
@@ -175,7 +188,7 @@ impl Cached {
         let (mut lo, mut hi) = (run.start, run.end);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match name_order(self.slug(mid), slug) {
+            match name_order(self.names.slug_bytes(mid), slug.as_bytes()) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return Some(mid),
@@ -186,8 +199,8 @@ impl Cached {
 
     /// Where record `doc` is, relative to the first record, and its length.
     fn record_span(&self, doc: usize) -> Option<(u64, u64)> {
-        let start = u64_at(&self.meta.bytes, self.meta.records + 8 * doc)?;
-        let end = u64_at(&self.meta.bytes, self.meta.records + 8 * (doc + 1))?;
+        let start = u64_at(self.bytes(), self.meta.records + 8 * doc)?;
+        let end = u64_at(self.bytes(), self.meta.records + 8 * (doc + 1))?;
         Some((start, end.checked_sub(start)?))
     }
 
@@ -201,7 +214,7 @@ impl Cached {
 
     /// Every record, read at once (for commands that want them all).
     fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
-        let end = u64_at(&self.meta.bytes, self.meta.records + 8 * self.len())?;
+        let end = u64_at(self.bytes(), self.meta.records + 8 * self.len())?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
         read_at(&self.names.file, &mut buf, self.meta.records_at).ok()?;
         (0..self.len())
@@ -244,10 +257,10 @@ impl Cached {
             let run = self.run(&listing.category);
             let mut d = run.start;
             for (i, f) in listing.files.iter().enumerate() {
-                let slug = listing.slug(i);
+                let slug = listing.slug(i).as_bytes();
                 // Most files are where the cache has them: test that first.
-                if d >= run.end || self.slug(d) != slug {
-                    while d < run.end && name_order(self.slug(d), slug) == Ordering::Less {
+                if d >= run.end || self.names.slug_bytes(d) != slug {
+                    while d < run.end && name_order(self.names.slug_bytes(d), slug).is_lt() {
                         d += 1;
                     }
                 }
@@ -255,7 +268,7 @@ impl Cached {
                     self.size(d) == f.size
                         && self.mtime(d) == f.mtime_ns
                         && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
-                        && self.slug(d) == slug
+                        && self.names.slug_bytes(d) == slug
                 };
                 if current {
                     live[d] = true;
@@ -270,13 +283,13 @@ impl Cached {
 }
 
 /// The order files are listed in within a category: by file name, `<slug>.md`.
-fn name_order(a: &str, b: &str) -> Ordering {
-    a.bytes().chain(*b".md").cmp(b.bytes().chain(*b".md"))
+fn name_order(a: &[u8], b: &[u8]) -> Ordering {
+    a.iter().chain(b".md").cmp(b.iter().chain(b".md"))
 }
 
 /// The order of memories in a root: category, then file name.
 fn walk_order(a: &RelPath, b: &RelPath) -> Ordering {
-    a.category.cmp(&b.category).then_with(|| name_order(&a.slug, &b.slug))
+    a.category.cmp(&b.category).then_with(|| name_order(a.slug.as_bytes(), b.slug.as_bytes()))
 }
 
 /// One root ready for ranking: cached documents first, then the ones read
@@ -617,44 +630,46 @@ impl Sections<'_> {
     }
 }
 
-/// Open a root's cache and read its names part: enough to list the root.
+/// Open a root's cache and check its names part: enough to list the root.
 /// None when it is missing, damaged or from another version.
 fn open(root: &Root) -> Option<Names> {
     let mut file = File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
-    let word = |at: usize| u64_at(&header, at).unwrap_or(0);
-    let (total, names_len, names_sum) = (word(16), word(24), word(32));
-    let (meta_len, meta_sum) = (word(40), word(48));
-    if &header[..8] != MAGIC || word(8) != version_tag() || file.metadata().ok()?.len() != total {
+    let word = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
+    let (total, names_len, names_sum) = (u64_at(&header, 16)?, word(24)?, u64_at(&header, 32)?);
+    let (meta_len, meta_sum) = (word(40)?, u64_at(&header, 48)?);
+    let version = u64_at(&header, 8)?;
+    if &header[..8] != MAGIC || version != version_tag() || file.metadata().ok()?.len() != total {
         return None;
     }
-    let mut bytes = vec![0u8; usize::try_from(names_len).ok()?];
-    file.read_exact(&mut bytes).ok()?;
-    if checksum(&bytes) != names_sum {
+    let names_end = HEADER.checked_add(names_len)?;
+    let map = Mapped::open(&file, names_end.checked_add(meta_len)?).ok()?;
+    let bytes = map.get(HEADER..names_end)?;
+    if checksum(bytes) != names_sum {
         return None;
     }
-    let word = |i: usize| u64_at(&bytes, 8 * i).and_then(|v| usize::try_from(v).ok());
-    let (built_at, n, c) = (u64_at(&bytes, 0)?, word(1)?, word(2)?);
-    let mut sections = Sections { meta: &bytes, at: 24 };
+    let word = |i: usize| u64_at(bytes, 8 * i).and_then(|v| usize::try_from(v).ok());
+    let (built_at, n, c) = (u64_at(bytes, 0)?, word(1)?, word(2)?);
+    let mut sections = Sections { meta: bytes, at: 24 };
     let (blob_at, blob_len) = sections.any()?;
     let name_offs = sections.next(4 * (c + 1))?;
     let firsts = sections.next(4 * c)?;
     let mut categories = Vec::with_capacity(c);
     for i in 0..c {
-        let (a, b) = (u32_at(&bytes, name_offs + 4 * i)?, u32_at(&bytes, name_offs + 4 * i + 4)?);
+        let (a, b) = (u32_at(bytes, name_offs + 4 * i)?, u32_at(bytes, name_offs + 4 * i + 4)?);
         let name = bytes.get(blob_at + a as usize..blob_at + b as usize)?;
-        let first = u32_at(&bytes, firsts + 4 * i)? as usize;
+        let first = u32_at(bytes, firsts + 4 * i)? as usize;
         if categories.last().is_some_and(|(_, f)| *f > first) || first > n {
             return None;
         }
         categories.push((String::from_utf8(name.to_vec()).ok()?, first));
     }
-    if u32_at(&bytes, name_offs + 4 * c)? as usize != blob_len {
+    if u32_at(bytes, name_offs + 4 * c)? as usize != blob_len {
         return None;
     }
     let (slugs_at, slugs_len) = sections.any()?;
-    let slugs = String::from_utf8(bytes[slugs_at..slugs_at + slugs_len].to_vec()).ok()?;
+    std::str::from_utf8(&bytes[slugs_at..slugs_at + slugs_len]).ok()?;
     let slug_offs = sections.next(4 * (n + 1))?;
     if sections.at != bytes.len() {
         return None;
@@ -665,42 +680,40 @@ fn open(root: &Root) -> Option<Names> {
         built_at,
         len: n,
         categories,
-        slugs,
-        bytes,
-        slug_offs,
-        meta_at: HEADER as u64 + names_len,
+        slugs: HEADER + slugs_at,
+        slug_offs: HEADER + slug_offs,
+        meta_at: names_end,
         meta_len,
         meta_sum,
+        map: Arc::new(map),
     })
 }
 
-/// Read the rest of an opened cache: the meta part (sizes, mtimes, where
-/// the records are, statistics) and the term tables (records, dictionaries
-/// and postings stay in the file). None when it is damaged.
 /// Every document's statistics and the term tables, each with its first document.
 type Tables = (Vec<DocStats>, Vec<(u32, Terms)>);
 
+/// Check the meta part of an opened cache (sizes, mtimes, where the records
+/// are, statistics) and find its columns. None when it is damaged.
 fn read_meta(names: &Names) -> Option<Meta> {
     let n = names.len;
-    let mut bytes = vec![0u8; usize::try_from(names.meta_len).ok()?];
-    read_at(&names.file, &mut bytes, names.meta_at).ok()?;
-    if checksum(&bytes) != names.meta_sum {
+    let bytes = names.map.get(names.meta_at..names.meta_at.checked_add(names.meta_len)?)?;
+    if checksum(bytes) != names.meta_sum {
         return None;
     }
-    let segments = usize::try_from(u64_at(&bytes, 0)?).ok()?;
-    let mut sections = Sections { meta: &bytes, at: 8 };
-    let sizes = sections.next(8 * n)?;
-    let mtimes = sections.next(8 * n)?;
-    let records = sections.next(8 * (n + 1))?;
-    let lengths = sections.next(4 * FIELDS * n)?;
-    let updated = sections.next(8 * n)?;
-    let flags = sections.next(n)?;
-    let triggers = sections.next(16 * n)?;
-    let dims = sections.next(24 * segments)?;
-    let indexes = sections.at;
-    let records_at = names.meta_at.checked_add(names.meta_len)?;
+    let segments = usize::try_from(u64_at(bytes, 0)?).ok()?;
+    let mut sections = Sections { meta: bytes, at: 8 };
+    let at = names.meta_at;
+    let sizes = at + sections.next(8 * n)?;
+    let mtimes = at + sections.next(8 * n)?;
+    let records = at + sections.next(8 * (n + 1))?;
+    let lengths = at + sections.next(4 * FIELDS * n)?;
+    let updated = at + sections.next(8 * n)?;
+    let flags = at + sections.next(n)?;
+    let triggers = at + sections.next(16 * n)?;
+    let dims = at + sections.next(24 * segments)?;
+    let indexes = at + sections.at;
+    let records_at = (at + names.meta_len) as u64;
     Some(Meta {
-        bytes,
         sizes,
         mtimes,
         records,
@@ -719,7 +732,7 @@ fn read_meta(names: &Names) -> Option<Meta> {
 /// term tables (dictionaries and postings stay in the file). None when the
 /// meta part does not describe the file.
 fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
-    let (n, bytes) = (names.len, &meta.bytes);
+    let (n, bytes) = (names.len, &names.map[..]);
     let mut stats = Vec::with_capacity(n);
     for d in 0..n {
         let mut lengths = [0u32; FIELDS];
@@ -745,7 +758,7 @@ fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
         let dim = |k: usize| u64_at(bytes, meta.dims + 8 * (3 * s + k));
         let (docs, dict_len, postings_len) = (dim(0)?, dim(1)?, dim(2)?);
         let (index_at, index_len) = sections.any()?;
-        let index = bytes[index_at..index_at + index_len].to_vec();
+        let index = Held::mapped(&names.map, index_at, index_len)?;
         let dict = Bytes::File { file: names.file.clone(), at: offset, len: dict_len };
         offset = offset.checked_add(dict_len)?;
         let postings = Bytes::File { file: names.file.clone(), at: offset, len: postings_len };

@@ -31,6 +31,7 @@ pub mod error;
 pub mod frontmatter;
 pub mod glob;
 pub mod guard;
+pub mod mapped;
 pub mod memory;
 pub mod merge;
 pub mod output;

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::mapped::Mapped;
 use crate::rank::corpus::{Built, FIELDS, Posting};
 
 /// Terms per dictionary block.
@@ -22,7 +23,7 @@ pub struct Packed {
     /// (`count + 1` u32), dictionary offset (`count + 1` u64) and checksum
     /// (`count` u32), then the first terms back to back. Fixed-width, so it
     /// is searched as it lies, never parsed.
-    index: Vec<u8>,
+    index: Held,
     count: usize,
     dict: Bytes,
     postings: Bytes,
@@ -58,6 +59,31 @@ impl Bytes {
         match self {
             Bytes::Memory(bytes) => bytes.len() as u64,
             Bytes::File { len, .. } => *len,
+        }
+    }
+}
+
+/// Bytes in memory: owned, or a part of a mapped file.
+pub enum Held {
+    Owned(Vec<u8>),
+    Mapped { map: Arc<Mapped>, at: usize, len: usize },
+}
+
+impl Held {
+    /// `len` bytes of `map` from `at`; None when they are not all there.
+    pub fn mapped(map: &Arc<Mapped>, at: usize, len: usize) -> Option<Held> {
+        (at.checked_add(len)? <= map.len()).then(|| Held::Mapped { map: map.clone(), at, len })
+    }
+}
+
+impl std::ops::Deref for Held {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Held::Owned(bytes) => bytes,
+            // In bounds: checked when made.
+            Held::Mapped { map, at, len } => map.get(*at..at + len).unwrap_or(&[]),
         }
     }
 }
@@ -125,7 +151,7 @@ impl Packed {
 
     /// A table from its block index and the bytes of its dictionary and
     /// postings; None when the index does not describe them.
-    pub fn open(index: Vec<u8>, dict: Bytes, postings: Bytes) -> Option<Packed> {
+    pub fn open(index: Held, dict: Bytes, postings: Bytes) -> Option<Packed> {
         let count = u32_at(&index, 0)? as usize;
         let packed = Packed { index, count, dict, postings, damaged: AtomicBool::new(false) };
         let firsts_len = packed.index.len().checked_sub(packed.firsts_at())?;
@@ -142,14 +168,15 @@ impl Packed {
 
     /// A freshly packed table, held in memory.
     pub fn from_bytes(bytes: PackedBytes) -> Option<Packed> {
-        Packed::open(bytes.index, Bytes::Memory(bytes.dict), Bytes::Memory(bytes.postings))
+        let PackedBytes { index, dict, postings } = bytes;
+        Packed::open(Held::Owned(index), Bytes::Memory(dict), Bytes::Memory(postings))
     }
 
     /// The block index, dictionary and postings bytes of a table held in
     /// memory (for writing a cache); None for one read from a file.
     pub fn bytes(&self) -> Option<(&[u8], &[u8], &[u8])> {
-        match (&self.dict, &self.postings) {
-            (Bytes::Memory(d), Bytes::Memory(p)) => Some((&self.index, d, p)),
+        match (&self.index, &self.dict, &self.postings) {
+            (Held::Owned(i), Bytes::Memory(d), Bytes::Memory(p)) => Some((i, d, p)),
             _ => None,
         }
     }
@@ -415,7 +442,7 @@ mod tests {
         let file = Arc::new(File::open(&path).unwrap());
         let dict_len = bytes.dict.len() as u64;
         let on_disk = Packed::open(
-            bytes.index.clone(),
+            Held::Owned(bytes.index.clone()),
             Bytes::File { file: file.clone(), at: 6, len: dict_len },
             Bytes::File { file, at: 6 + dict_len, len: bytes.postings.len() as u64 },
         )
@@ -436,8 +463,8 @@ mod tests {
     #[test]
     fn damage_is_refused_or_flagged() {
         let empty = || Bytes::Memory(Vec::new());
-        assert!(Packed::open(vec![], empty(), empty()).is_none());
-        assert!(Packed::open(vec![1, 0, 0, 0], empty(), empty()).is_none());
+        assert!(Packed::open(Held::Owned(vec![]), empty(), empty()).is_none());
+        assert!(Packed::open(Held::Owned(vec![1, 0, 0, 0]), empty(), empty()).is_none());
         let seg = built(&[memory("a/x", "部署脚本用 pnpm\n")]);
         let Terms::Built(table) = &seg.terms else { unreachable!() };
         let good = Packed::pack(table);
@@ -445,13 +472,16 @@ mod tests {
         // refused on open or found when read: never a panic.
         for cut in 0..good.index.len() {
             let dict = Bytes::Memory(good.dict.clone());
-            assert!(Packed::open(good.index[..cut].to_vec(), dict, empty()).is_none());
+            let index = Held::Owned(good.index[..cut].to_vec());
+            assert!(Packed::open(index, dict, empty()).is_none());
         }
         for i in 0..good.index.len() {
             let mut index = good.index.clone();
             index[i] ^= 0xa5;
             let (dict, postings) = (good.dict.clone(), good.postings.clone());
-            if let Some(p) = Packed::open(index, Bytes::Memory(dict), Bytes::Memory(postings)) {
+            let (index, dict, postings) =
+                (Held::Owned(index), Bytes::Memory(dict), Bytes::Memory(postings));
+            if let Some(p) = Packed::open(index, dict, postings) {
                 for (term, _) in table.entries() {
                     let _ = p.postings(&term);
                 }
