@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::mapped::Mapped;
 use crate::memory::Memory;
 use crate::progress::Progress;
-use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Terms};
+use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Stats, StatsColumns, Terms};
 use crate::rank::packed::{
     Bytes, Held, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at,
     varint,
@@ -300,7 +300,7 @@ pub struct Indexed {
     fresh: Vec<Memory>,
     /// Which documents exist now (a changed file's cached entry is dead).
     live: Vec<bool>,
-    stats: Vec<DocStats>,
+    stats: Stats,
     /// Term tables, each with the first document it covers.
     tables: Vec<(u32, Terms)>,
     problems: Vec<Problem>,
@@ -368,7 +368,7 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     }
     let overlay = Segment::build(&fresh.memories, tokenizer);
     tables.push((stats.len() as u32, overlay.terms));
-    stats.extend(overlay.docs);
+    stats.push(overlay.docs);
     live.extend(std::iter::repeat_n(true, fresh.memories.len()));
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed {
@@ -459,7 +459,7 @@ fn rebuild(
         cached: None,
         live: vec![true; scan.memories.len()],
         fresh: scan.memories,
-        stats,
+        stats: stats.into(),
         tables,
         problems,
     }
@@ -690,7 +690,45 @@ fn open(root: &Root) -> Option<Names> {
 }
 
 /// Every document's statistics and the term tables, each with its first document.
-type Tables = (Vec<DocStats>, Vec<(u32, Terms)>);
+type Tables = (Stats, Vec<(u32, Terms)>);
+
+/// The statistics columns of a cache's meta part.
+struct CachedStats {
+    map: Arc<Mapped>,
+    len: usize,
+    lengths: usize,
+    updated: usize,
+    flags: usize,
+    triggers: usize,
+}
+
+impl StatsColumns for CachedStats {
+    fn docs(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, doc: usize) -> DocStats {
+        let flag = self.map.get(self.flags + doc).copied().unwrap_or(0);
+        let trigger = |k: usize| u64_at(&self.map, self.triggers + 16 * doc + 8 * k).unwrap_or(0);
+        DocStats {
+            lengths: self.lengths(doc),
+            derived_summary: flag & DERIVED != 0,
+            pinned: flag & PINNED != 0,
+            updated: u64_at(&self.map, self.updated + 8 * doc).unwrap_or(0) as i64,
+            trigger_count: (flag >> TRIGGERS_SHIFT).min(2),
+            triggers: [trigger(0), trigger(1)],
+        }
+    }
+
+    fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+        let at = self.lengths + 4 * FIELDS * doc;
+        std::array::from_fn(|f| u32_at(&self.map, at + 4 * f).unwrap_or(0))
+    }
+
+    fn derived_summary(&self, doc: usize) -> bool {
+        self.map.get(self.flags + doc).is_some_and(|f| f & DERIVED != 0)
+    }
+}
 
 /// Check the meta part of an opened cache (sizes, mtimes, where the records
 /// are, statistics) and find its columns. None when it is damaged.
@@ -733,23 +771,17 @@ fn read_meta(names: &Names) -> Option<Meta> {
 /// meta part does not describe the file.
 fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
     let (n, bytes) = (names.len, &names.map[..]);
-    let mut stats = Vec::with_capacity(n);
-    for d in 0..n {
-        let mut lengths = [0u32; FIELDS];
-        for (f, slot) in lengths.iter_mut().enumerate() {
-            *slot = u32_at(bytes, meta.lengths + 4 * (FIELDS * d + f))?;
-        }
-        let flag = *bytes.get(meta.flags + d)?;
-        let trigger = |k: usize| u64_at(bytes, meta.triggers + 16 * d + 8 * k);
-        stats.push(DocStats {
-            lengths,
-            derived_summary: flag & DERIVED != 0,
-            pinned: flag & PINNED != 0,
-            updated: u64_at(bytes, meta.updated + 8 * d)? as i64,
-            trigger_count: (flag >> TRIGGERS_SHIFT).min(2),
-            triggers: [trigger(0)?, trigger(1)?],
-        });
-    }
+    // Their sizes were checked with the meta part: every read is in bounds.
+    let columns = CachedStats {
+        map: names.map.clone(),
+        len: n,
+        lengths: meta.lengths,
+        updated: meta.updated,
+        flags: meta.flags,
+        triggers: meta.triggers,
+    };
+    let mut stats = Stats::default();
+    stats.push_columns(Box::new(columns));
     let mut sections = Sections { meta: bytes, at: meta.indexes };
     let mut offset = meta.records_at.checked_add(u64_at(bytes, meta.records + 8 * n)?)?;
     let mut tables = Vec::with_capacity(meta.segments);
@@ -1006,7 +1038,7 @@ pub fn index_all(roots: &[&Root]) -> Library {
         })
         .collect();
     let mut live = Vec::new();
-    let mut stats = Vec::new();
+    let mut stats = Stats::default();
     let mut tables = Vec::new();
     let mut problems = Vec::new();
     let mut loaded = Vec::new();
@@ -1018,12 +1050,7 @@ pub fn index_all(roots: &[&Root]) -> Library {
         for d in shadowed {
             live[first + d] = false;
         }
-        // The first root's statistics are taken whole, not copied.
-        if stats.is_empty() {
-            stats = std::mem::take(&mut ix.stats);
-        } else {
-            stats.append(&mut ix.stats);
-        }
+        stats.append(std::mem::take(&mut ix.stats));
         tables.extend(ix.tables.drain(..).map(|(f, t)| (f + first as u32, t)));
         problems.append(&mut ix.problems);
         loaded.extend((0..ix.len()).map(|_| OnceCell::new()));

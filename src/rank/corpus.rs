@@ -69,8 +69,120 @@ pub struct Corpus {
     tables: Vec<(u32, Terms)>,
     live: Vec<bool>,
     live_count: usize,
-    docs: Vec<DocStats>,
+    docs: Stats,
     avg: [f32; FIELDS],
+}
+
+/// A run of documents' statistics kept where they lie (a cache's columns),
+/// each read when asked for. Reads are in bounds: a source checks its
+/// columns before it is made.
+pub trait StatsColumns: Send + Sync {
+    /// Number of documents.
+    fn docs(&self) -> usize;
+    /// Everything known of document `doc` (< `len`).
+    fn get(&self, doc: usize) -> DocStats;
+    /// Its field lengths.
+    fn lengths(&self, doc: usize) -> [u32; FIELDS];
+    /// True when its summary was taken from its body.
+    fn derived_summary(&self, doc: usize) -> bool;
+}
+
+/// Every document's statistics: runs held in memory (built now) and runs
+/// read from their columns as they are needed (cached).
+#[derive(Default)]
+pub struct Stats {
+    runs: Vec<Run>,
+    /// Each run's first document.
+    firsts: Vec<usize>,
+    len: usize,
+}
+
+enum Run {
+    Held(Vec<DocStats>),
+    Columns(Box<dyn StatsColumns>),
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        match self {
+            Run::Held(docs) => docs.len(),
+            Run::Columns(c) => c.docs(),
+        }
+    }
+}
+
+impl Stats {
+    /// Add the statistics of the next documents.
+    pub fn push(&mut self, docs: Vec<DocStats>) {
+        self.push_run(Run::Held(docs));
+    }
+
+    /// Add the next documents, read from their columns when asked.
+    pub fn push_columns(&mut self, columns: Box<dyn StatsColumns>) {
+        self.push_run(Run::Columns(columns));
+    }
+
+    /// Add every run of `other`.
+    pub fn append(&mut self, other: Stats) {
+        other.runs.into_iter().for_each(|run| self.push_run(run));
+    }
+
+    fn push_run(&mut self, run: Run) {
+        if run.len() > 0 {
+            self.firsts.push(self.len);
+            self.len += run.len();
+            self.runs.push(run);
+        }
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The run holding `doc` (< `len`), and its place in it.
+    fn locate(&self, doc: usize) -> (&Run, usize) {
+        let r = match self.firsts.len() {
+            1 => 0,
+            _ => self.firsts.partition_point(|&f| f <= doc) - 1,
+        };
+        (&self.runs[r], doc - self.firsts[r])
+    }
+
+    /// Everything known of `doc`.
+    pub fn get(&self, doc: usize) -> DocStats {
+        match self.locate(doc) {
+            (Run::Held(docs), d) => docs[d],
+            (Run::Columns(c), d) => c.get(d),
+        }
+    }
+
+    fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+        match self.locate(doc) {
+            (Run::Held(docs), d) => docs[d].lengths,
+            (Run::Columns(c), d) => c.lengths(d),
+        }
+    }
+
+    fn derived_summary(&self, doc: usize) -> bool {
+        match self.locate(doc) {
+            (Run::Held(docs), d) => docs[d].derived_summary,
+            (Run::Columns(c), d) => c.derived_summary(d),
+        }
+    }
+}
+
+impl From<Vec<DocStats>> for Stats {
+    fn from(docs: Vec<DocStats>) -> Stats {
+        let mut stats = Stats::default();
+        stats.push(docs);
+        stats
+    }
 }
 
 /// What ranking needs to know of a document without reading it: enough to
@@ -364,20 +476,20 @@ impl Corpus {
     pub fn build(memories: &[Memory]) -> Corpus {
         let tokenizer = Tokenizer::new();
         let (docs, tables) = Segment::split(Segment::build_parallel(memories, &tokenizer));
-        Corpus::assemble(vec![true; memories.len()], docs, tables)
+        Corpus::assemble(vec![true; memories.len()], docs.into(), tables)
     }
 
     /// Put together the statistics of every document and the term tables
     /// that cover them (each with its first document); `live` (one entry per
     /// document) marks those that may be ranked (dead ones are deleted or
     /// shadowed).
-    pub fn assemble(live: Vec<bool>, docs: Vec<DocStats>, tables: Vec<(u32, Terms)>) -> Corpus {
+    pub fn assemble(live: Vec<bool>, docs: Stats, tables: Vec<(u32, Terms)>) -> Corpus {
         let tokenizer = Tokenizer::new();
         assert_eq!(docs.len(), live.len(), "statistics cover every document");
         let live_count = live.iter().filter(|l| **l).count();
         let mut totals = [0u64; FIELDS];
-        for (d, _) in docs.iter().zip(&live).filter(|(_, l)| **l) {
-            for (t, &len) in totals.iter_mut().zip(&d.lengths) {
+        for d in (0..docs.len()).filter(|&d| live[d]) {
+            for (t, len) in totals.iter_mut().zip(docs.lengths(d)) {
                 *t += u64::from(len);
             }
         }
@@ -416,18 +528,18 @@ impl Corpus {
     }
 
     /// Field lengths (in tokens) of one document.
-    pub fn lengths(&self, doc: usize) -> &[u32; FIELDS] {
-        &self.docs[doc].lengths
+    pub fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+        self.docs.lengths(doc)
     }
 
     /// True when the document's summary was taken from its body.
     pub fn derived_summary(&self, doc: usize) -> bool {
-        self.docs[doc].derived_summary
+        self.docs.derived_summary(doc)
     }
 
     /// What is known of a document without reading it.
-    pub fn stats(&self, doc: usize) -> &DocStats {
-        &self.docs[doc]
+    pub fn stats(&self, doc: usize) -> DocStats {
+        self.docs.get(doc)
     }
 
     /// Average field lengths over the live documents.
@@ -469,3 +581,50 @@ fn token_list(tokenizer: &Tokenizer, text: &str) -> Vec<String> {
 }
 
 pub use crate::rank::packed::Packed;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns that decode a held vector, as a cache's would.
+    struct Decoded(Vec<DocStats>);
+
+    impl StatsColumns for Decoded {
+        fn docs(&self) -> usize {
+            self.0.len()
+        }
+        fn get(&self, doc: usize) -> DocStats {
+            self.0[doc]
+        }
+        fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+            self.0[doc].lengths
+        }
+        fn derived_summary(&self, doc: usize) -> bool {
+            self.0[doc].derived_summary
+        }
+    }
+
+    #[test]
+    fn stats_in_runs_read_as_one_sequence() {
+        let doc = |i: u32| DocStats {
+            lengths: [i; FIELDS],
+            derived_summary: i % 2 == 1,
+            updated: i64::from(i),
+            ..DocStats::default()
+        };
+        let all: Vec<DocStats> = (0..9).map(doc).collect();
+        let mut stats = Stats::default();
+        stats.push_columns(Box::new(Decoded(all[..4].to_vec())));
+        stats.push(Vec::new());
+        let mut rest = Stats::from(all[4..6].to_vec());
+        rest.push_columns(Box::new(Decoded(Vec::new())));
+        rest.push_columns(Box::new(Decoded(all[6..].to_vec())));
+        stats.append(rest);
+        assert_eq!(stats.len(), all.len());
+        for (d, want) in all.iter().enumerate() {
+            assert_eq!(stats.get(d), *want, "doc {d}");
+            assert_eq!(stats.lengths(d), want.lengths);
+            assert_eq!(stats.derived_summary(d), want.derived_summary);
+        }
+    }
+}
