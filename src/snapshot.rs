@@ -9,50 +9,54 @@
 //! the same clock tick is never hidden. Like the index cache the snapshot
 //! is disposable: missing or damaged, folders are simply read.
 
-use std::fs;
+use std::fs::File;
 use std::path::PathBuf;
 
 use crate::cache::{RACY_NS, now_ns};
-use crate::rank::packed::{get_string, put_bytes, read_varint, seal, unseal, varint};
+use crate::mapped::Mapped;
+use crate::rank::packed::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::roots::Root;
 use crate::scan::{Known, Listing, Problem, list_with};
 use crate::write::write_atomic;
 
-const MAGIC: &[u8; 8] = b"MEMFOLD\x01";
+const MAGIC: &[u8; 8] = b"MEMFOLD\x02";
 
 fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("folders.bin")
 }
 
-/// The recorded folders, by category.
+/// The recorded folders, by category, as they lie in the file (mapped, not
+/// copied: at a hundred thousand memories it holds every file name).
 #[derive(Debug, Default, PartialEq)]
-struct Snapshot {
-    folders: Vec<Folder>,
+struct Snapshot<'a> {
+    folders: Vec<Folder<'a>>,
 }
 
-/// One folder: its mtime and its memory files' slugs, back to back in one
-/// string (so reading a snapshot of a hundred thousand is a few allocations).
+/// One folder: its mtime and its memory files' slugs, back to back, with
+/// where each ends (u32, little-endian).
 #[derive(Debug, PartialEq)]
-struct Folder {
-    category: String,
+struct Folder<'a> {
+    category: &'a str,
     mtime: u64,
-    slugs: String,
-    /// Where each slug ends in `slugs`.
-    ends: Vec<u32>,
+    slugs: &'a [u8],
+    ends: &'a [u8],
 }
 
-impl Folder {
-    fn slugs(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(&self.ends).map(|(a, &b)| self.slugs.get(a as usize..b as usize).unwrap_or(""))
-    }
-}
-
-impl Snapshot {
-    fn known(&self, category: &str) -> Known<'_> {
-        let i = self.folders.binary_search_by(|f| f.category.as_str().cmp(category)).ok()?;
+impl<'a> Snapshot<'a> {
+    /// The folder of `category`: its mtime and slugs. None when it is not
+    /// recorded, or its slugs do not read back (then it is simply read).
+    fn known(&self, category: &str) -> Known<'a> {
+        let i = self.folders.binary_search_by(|f| f.category.cmp(category)).ok()?;
         let folder = &self.folders[i];
-        Some((folder.mtime, folder.slugs().collect()))
+        let slugs = std::str::from_utf8(folder.slugs).ok()?;
+        let mut start = 0;
+        let mut out = Vec::with_capacity(folder.ends.len() / 4);
+        for end in folder.ends.chunks_exact(4) {
+            let end = u32::from_le_bytes(end.try_into().ok()?) as usize;
+            out.push(slugs.get(start..end)?);
+            start = end;
+        }
+        (start == slugs.len()).then_some((folder.mtime, out))
     }
 
     fn encode(&self) -> Vec<u8> {
@@ -61,26 +65,21 @@ impl Snapshot {
         for f in &self.folders {
             put_bytes(f.category.as_bytes(), &mut body);
             varint(f.mtime, &mut body);
-            put_bytes(f.slugs.as_bytes(), &mut body);
-            varint(f.ends.len() as u64, &mut body);
-            f.ends.iter().for_each(|&e| varint(u64::from(e), &mut body));
+            put_bytes(f.slugs, &mut body);
+            put_bytes(f.ends, &mut body);
         }
         seal(MAGIC, &body)
     }
 
-    fn decode(bytes: &[u8]) -> Option<Snapshot> {
+    fn decode(bytes: &'a [u8]) -> Option<Snapshot<'a>> {
         let mut at = unseal(MAGIC, bytes)?;
         let mut folders: Vec<Folder> = Vec::new();
         for _ in 0..read_varint(&mut at)? {
-            let category = get_string(&mut at)?;
+            let category = std::str::from_utf8(get_bytes(&mut at)?).ok()?;
             let mtime = read_varint(&mut at)?;
-            let slugs = get_string(&mut at)?;
-            let count = usize::try_from(read_varint(&mut at)?).ok()?;
-            let mut ends = Vec::with_capacity(count.min(at.len()));
-            for _ in 0..count {
-                ends.push(u32::try_from(read_varint(&mut at)?).ok()?);
-            }
-            if folders.last().is_some_and(|f| f.category >= category) {
+            let slugs = get_bytes(&mut at)?;
+            let ends = get_bytes(&mut at)?;
+            if folders.last().is_some_and(|f| f.category >= category) || ends.len() % 4 != 0 {
                 return None;
             }
             folders.push(Folder { category, mtime, slugs, ends });
@@ -89,33 +88,44 @@ impl Snapshot {
     }
 }
 
+/// A listing's folder as a snapshot records it: its slugs back to back and
+/// where each ends.
+fn recorded(listing: &Listing) -> (String, Vec<u8>) {
+    let mut slugs = String::new();
+    let mut ends = Vec::with_capacity(4 * listing.files.len());
+    for i in 0..listing.files.len() {
+        slugs.push_str(listing.slug(i));
+        ends.extend_from_slice(&(slugs.len() as u32).to_le_bytes());
+    }
+    (slugs, ends)
+}
+
 /// List a root, looking up by name the files of folders the snapshot shows
 /// unchanged, and (when `record`) record the folders that had to be read.
 pub fn list(root: &Root, record: bool) -> (Vec<Listing>, Vec<Problem>) {
     let listed_at = now_ns();
-    let snapshot = fs::read(path(root)).ok().and_then(|b| Snapshot::decode(&b)).unwrap_or_default();
+    let file = File::open(path(root)).ok();
+    let len = file.as_ref().and_then(|f| usize::try_from(f.metadata().ok()?.len()).ok());
+    let mapped = file.zip(len).and_then(|(f, len)| Mapped::open(&f, len).ok());
+    let bytes = mapped.as_deref().unwrap_or_default();
+    let snapshot = Snapshot::decode(bytes).unwrap_or_default();
     let (listings, problems) = list_with(root, &|category| snapshot.known(category));
     if record && listings.iter().any(|l| !l.known) {
         let settled = |l: &&Listing| {
             !l.problems && l.dir_mtime_ns > 0 && l.dir_mtime_ns.saturating_add(RACY_NS) < listed_at
         };
-        let folder = |l: &Listing| {
-            let mut f = Folder {
-                category: l.category.clone(),
-                mtime: l.dir_mtime_ns,
-                slugs: String::new(),
-                ends: Vec::with_capacity(l.files.len()),
-            };
-            for i in 0..l.files.len() {
-                f.slugs.push_str(l.slug(i));
-                f.ends.push(f.slugs.len() as u32);
-            }
-            f
-        };
-        let fresh = Snapshot { folders: listings.iter().filter(settled).map(folder).collect() };
-        if fresh != snapshot {
+        let settled: Vec<&Listing> = listings.iter().filter(settled).collect();
+        let recorded: Vec<(String, Vec<u8>)> = settled.iter().map(|l| recorded(l)).collect();
+        let folders = settled.iter().zip(&recorded).map(|(l, (slugs, ends))| Folder {
+            category: &l.category,
+            mtime: l.dir_mtime_ns,
+            slugs: slugs.as_bytes(),
+            ends,
+        });
+        let fresh = Snapshot { folders: folders.collect() }.encode();
+        if fresh != bytes {
             // A snapshot that cannot be written only costs folder reads.
-            let _ = write_atomic(&root.dir, &path(root), &fresh.encode());
+            let _ = write_atomic(&root.dir, &path(root), &fresh);
         }
     }
     (listings, problems)
@@ -127,19 +137,30 @@ mod tests {
 
     #[test]
     fn a_snapshot_reads_back_and_damage_is_refused() {
-        let folder = |category: &str, mtime, slugs: &[&str]| Folder {
-            category: category.into(),
-            mtime,
-            slugs: slugs.concat(),
-            ends: slugs
+        let ends = |slugs: &[&str]| -> Vec<u8> {
+            let mut end = 0u32;
+            slugs
                 .iter()
-                .scan(0, |end, s| Some(*end + s.len() as u32).inspect(|e| *end = *e))
-                .collect(),
+                .flat_map(|s| {
+                    end += s.len() as u32;
+                    end.to_le_bytes()
+                })
+                .collect()
         };
+        let decisions = ["a", "部署", "b-c"];
+        let (decisions_ends, no_ends) = (ends(&decisions), ends(&[]));
         let snapshot = Snapshot {
-            folders: vec![folder("decisions", 5, &["a", "部署", "b-c"]), folder("rules", 0, &[])],
+            folders: vec![
+                Folder {
+                    category: "decisions",
+                    mtime: 5,
+                    slugs: "a部署b-c".as_bytes(),
+                    ends: &decisions_ends,
+                },
+                Folder { category: "rules", mtime: 0, slugs: b"", ends: &no_ends },
+            ],
         };
-        assert_eq!(snapshot.known("decisions"), Some((5, vec!["a", "部署", "b-c"])));
+        assert_eq!(snapshot.known("decisions"), Some((5, decisions.to_vec())));
         assert_eq!(snapshot.known("rules"), Some((0, vec![])));
         assert_eq!(snapshot.known("facts"), None);
         let bytes = snapshot.encode();
@@ -150,5 +171,18 @@ mod tests {
         let mut flipped = bytes.clone();
         flipped[20] ^= 1;
         assert_eq!(Snapshot::decode(&flipped), None);
+
+        // Ends that split a character, run backwards or stop short are
+        // refused for that folder alone.
+        for bad in [[2u32, 5, 8], [1, 0, 8], [1, 4, 7]] {
+            let bad: Vec<u8> = bad.iter().flat_map(|e| e.to_le_bytes()).collect();
+            let folder = Folder {
+                category: "decisions",
+                mtime: 5,
+                slugs: "a部署b-c".as_bytes(),
+                ends: &bad,
+            };
+            assert_eq!(Snapshot { folders: vec![folder] }.known("decisions"), None);
+        }
     }
 }
