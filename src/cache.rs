@@ -728,6 +728,16 @@ impl StatsColumns for CachedStats {
     fn derived_summary(&self, doc: usize) -> bool {
         self.map.get(self.flags + doc).is_some_and(|f| f & DERIVED != 0)
     }
+
+    fn add_lengths(&self, live: &[bool], totals: &mut [u64; FIELDS]) {
+        let rows = self.map.get(self.lengths..self.lengths + 4 * FIELDS * self.len);
+        for (row, _) in rows.unwrap_or(&[]).chunks_exact(4 * FIELDS).zip(live).filter(|(_, l)| **l)
+        {
+            for (t, len) in totals.iter_mut().zip(row.chunks_exact(4)) {
+                *t += u64::from(u32::from_le_bytes([len[0], len[1], len[2], len[3]]));
+            }
+        }
+    }
 }
 
 /// Check the meta part of an opened cache (sizes, mtimes, where the records
@@ -915,19 +925,26 @@ pub struct Docs {
     roots: Vec<Indexed>,
     /// Each root's first document.
     firsts: Vec<usize>,
-    loaded: Vec<OnceCell<Option<Box<Memory>>>>,
+    len: usize,
+    /// Cached memories read so far, in chunks of [`CHUNK`] made on first use
+    /// (a query reads a few of a hundred thousand).
+    loaded: Vec<OnceCell<Box<[Loaded]>>>,
     damaged: Cell<bool>,
 }
+
+type Loaded = OnceCell<Option<Box<Memory>>>;
+
+const CHUNK: usize = 256;
 
 impl Docs {
     /// Number of documents, dead ones included.
     pub fn len(&self) -> usize {
-        self.loaded.len()
+        self.len
     }
 
     /// True when there are no documents at all.
     pub fn is_empty(&self) -> bool {
-        self.loaded.is_empty()
+        self.len == 0
     }
 
     fn locate(&self, doc: usize) -> (&Indexed, usize) {
@@ -983,7 +1000,12 @@ impl Docs {
 
 impl Memories for Docs {
     fn memory(&self, doc: usize) -> Option<&Memory> {
-        let cell = self.loaded.get(doc)?;
+        if doc >= self.len {
+            return None;
+        }
+        let chunk = self.loaded.get(doc / CHUNK)?;
+        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceCell::new()).collect());
+        let cell = chunk.get(doc % CHUNK)?;
         let (root, local) = self.locate(doc);
         if let Some(fresh) = local.checked_sub(root.cached_len()) {
             return root.fresh.get(fresh);
@@ -1029,6 +1051,9 @@ pub fn index_all(roots: &[&Root]) -> Library {
     let shadowed: Vec<Vec<usize>> = (0..indexed.len())
         .map(|k| {
             let (earlier, later) = (&indexed[..k], &indexed[k]);
+            if earlier.iter().all(|e| e.len() == 0) {
+                return Vec::new();
+            }
             (0..later.len())
                 .filter(|&d| {
                     let (category, slug) = later.key(d);
@@ -1041,7 +1066,6 @@ pub fn index_all(roots: &[&Root]) -> Library {
     let mut stats = Stats::default();
     let mut tables = Vec::new();
     let mut problems = Vec::new();
-    let mut loaded = Vec::new();
     let mut firsts = Vec::new();
     for (ix, shadowed) in indexed.iter_mut().zip(shadowed) {
         let first = live.len();
@@ -1053,9 +1077,10 @@ pub fn index_all(roots: &[&Root]) -> Library {
         stats.append(std::mem::take(&mut ix.stats));
         tables.extend(ix.tables.drain(..).map(|(f, t)| (f + first as u32, t)));
         problems.append(&mut ix.problems);
-        loaded.extend((0..ix.len()).map(|_| OnceCell::new()));
     }
+    let len = live.len();
+    let loaded = (0..len.div_ceil(CHUNK)).map(|_| OnceCell::new()).collect();
     let corpus = Corpus::assemble(live, stats, tables);
-    let docs = Docs { roots: indexed, firsts, loaded, damaged: Cell::new(false) };
+    let docs = Docs { roots: indexed, firsts, len, loaded, damaged: Cell::new(false) };
     Library { docs, corpus, problems }
 }

@@ -85,6 +85,14 @@ pub trait StatsColumns: Send + Sync {
     fn lengths(&self, doc: usize) -> [u32; FIELDS];
     /// True when its summary was taken from its body.
     fn derived_summary(&self, doc: usize) -> bool;
+    /// Add the field lengths of the documents `live` marks to `totals`.
+    fn add_lengths(&self, live: &[bool], totals: &mut [u64; FIELDS]) {
+        for doc in (0..self.docs()).filter(|&d| live[d]) {
+            for (t, len) in totals.iter_mut().zip(self.lengths(doc)) {
+                *t += u64::from(len);
+            }
+        }
+    }
 }
 
 /// Every document's statistics: runs held in memory (built now) and runs
@@ -174,6 +182,25 @@ impl Stats {
             (Run::Held(docs), d) => docs[d].derived_summary,
             (Run::Columns(c), d) => c.derived_summary(d),
         }
+    }
+
+    /// The field lengths of the documents `live` marks, summed.
+    fn total_lengths(&self, live: &[bool]) -> [u64; FIELDS] {
+        let mut totals = [0u64; FIELDS];
+        for (run, &first) in self.runs.iter().zip(&self.firsts) {
+            let live = &live[first..first + run.len()];
+            match run {
+                Run::Held(docs) => {
+                    for d in docs.iter().zip(live).filter(|(_, l)| **l).map(|(d, _)| d) {
+                        for (t, &len) in totals.iter_mut().zip(&d.lengths) {
+                            *t += u64::from(len);
+                        }
+                    }
+                }
+                Run::Columns(c) => c.add_lengths(live, &mut totals),
+            }
+        }
+        totals
     }
 }
 
@@ -487,12 +514,7 @@ impl Corpus {
         let tokenizer = Tokenizer::new();
         assert_eq!(docs.len(), live.len(), "statistics cover every document");
         let live_count = live.iter().filter(|l| **l).count();
-        let mut totals = [0u64; FIELDS];
-        for d in (0..docs.len()).filter(|&d| live[d]) {
-            for (t, len) in totals.iter_mut().zip(docs.lengths(d)) {
-                *t += u64::from(len);
-            }
-        }
+        let totals = docs.total_lengths(&live);
         let avg = totals.map(|t| (t as f32 / live_count.max(1) as f32).max(1.0));
         Corpus { tokenizer, tables, live, live_count, docs, avg }
     }
@@ -621,6 +643,9 @@ mod tests {
         rest.push_columns(Box::new(Decoded(all[6..].to_vec())));
         stats.append(rest);
         assert_eq!(stats.len(), all.len());
+        let live: Vec<bool> = (0..all.len()).map(|d| d % 3 != 1).collect();
+        let want = all.iter().zip(&live).filter(|(_, l)| **l).map(|(d, _)| u64::from(d.lengths[0]));
+        assert_eq!(stats.total_lengths(&live), [want.sum::<u64>(); FIELDS]);
         for (d, want) in all.iter().enumerate() {
             assert_eq!(stats.get(d), *want, "doc {d}");
             assert_eq!(stats.lengths(d), want.lengths);
