@@ -79,8 +79,8 @@ pub struct Corpus {
 pub trait StatsColumns: Send + Sync {
     /// Number of documents.
     fn docs(&self) -> usize;
-    /// Everything known of document `doc` (< `len`).
-    fn get(&self, doc: usize) -> DocStats;
+    /// What bounds the boosts of document `doc` (< `len`).
+    fn boosts(&self, doc: usize) -> Boosts;
     /// Its field lengths.
     fn lengths(&self, doc: usize) -> [u32; FIELDS];
     /// True when its summary was taken from its body.
@@ -162,11 +162,11 @@ impl Stats {
         (&self.runs[r], doc - self.firsts[r])
     }
 
-    /// Everything known of `doc`.
-    pub fn get(&self, doc: usize) -> DocStats {
+    /// What bounds the boosts of `doc`.
+    pub fn boosts(&self, doc: usize) -> Boosts {
         match self.locate(doc) {
-            (Run::Held(docs), d) => docs[d],
-            (Run::Columns(c), d) => c.get(d),
+            (Run::Held(docs), d) => docs[d].boosts,
+            (Run::Columns(c), d) => c.boosts(d),
         }
     }
 
@@ -220,6 +220,12 @@ pub struct DocStats {
     pub lengths: [u32; FIELDS],
     /// The summary was taken from the body.
     pub derived_summary: bool,
+    pub boosts: Boosts,
+}
+
+/// What a document's boosts and trigger bonus depend on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Boosts {
     pub pinned: bool,
     /// Epoch milliseconds, as the memory's `updated`.
     pub updated: i64,
@@ -251,13 +257,12 @@ impl DocStats {
         DocStats {
             lengths,
             derived_summary: m.summary_derived,
-            pinned: m.pinned,
-            updated: m.updated,
-            trigger_count,
-            triggers,
+            boosts: Boosts { pinned: m.pinned, updated: m.updated, trigger_count, triggers },
         }
     }
+}
 
+impl Boosts {
     /// False when no trigger of this document can fire for a query whose
     /// tokens have `query_mask`.
     pub fn may_fire(&self, query_mask: u64) -> bool {
@@ -496,6 +501,14 @@ impl Terms {
             Terms::Packed(p) => Cow::Owned(p.postings(tok)),
         }
     }
+
+    /// `emit` each posting of `tok`, in document order.
+    fn each_posting(&self, tok: &str, mut emit: impl FnMut(Posting)) {
+        match self {
+            Terms::Built(b) => b.postings(tok).iter().for_each(|p| emit(*p)),
+            Terms::Packed(p) => p.each_posting(tok, emit),
+        }
+    }
 }
 
 impl Corpus {
@@ -559,9 +572,9 @@ impl Corpus {
         self.docs.derived_summary(doc)
     }
 
-    /// What is known of a document without reading it.
-    pub fn stats(&self, doc: usize) -> DocStats {
-        self.docs.get(doc)
+    /// What bounds a document's boosts, without reading it.
+    pub fn boosts(&self, doc: usize) -> Boosts {
+        self.docs.boosts(doc)
     }
 
     /// Average field lengths over the live documents.
@@ -585,12 +598,12 @@ impl Corpus {
         }
         let mut out = Vec::new();
         for (first, table) in &self.tables {
-            for p in table.postings(token).iter() {
-                let doc = first + p.doc;
-                if self.live[doc as usize] {
+            table.each_posting(token, |p| {
+                let doc = first.saturating_add(p.doc);
+                if self.live.get(doc as usize) == Some(&true) {
                     out.push(Posting { doc, tf: p.tf });
                 }
-            }
+            });
         }
         Cow::Owned(out)
     }
@@ -615,8 +628,8 @@ mod tests {
         fn docs(&self) -> usize {
             self.0.len()
         }
-        fn get(&self, doc: usize) -> DocStats {
-            self.0[doc]
+        fn boosts(&self, doc: usize) -> Boosts {
+            self.0[doc].boosts
         }
         fn lengths(&self, doc: usize) -> [u32; FIELDS] {
             self.0[doc].lengths
@@ -631,8 +644,7 @@ mod tests {
         let doc = |i: u32| DocStats {
             lengths: [i; FIELDS],
             derived_summary: i % 2 == 1,
-            updated: i64::from(i),
-            ..DocStats::default()
+            boosts: Boosts { updated: i64::from(i), ..Boosts::default() },
         };
         let all: Vec<DocStats> = (0..9).map(doc).collect();
         let mut stats = Stats::default();
@@ -647,7 +659,7 @@ mod tests {
         let want = all.iter().zip(&live).filter(|(_, l)| **l).map(|(d, _)| u64::from(d.lengths[0]));
         assert_eq!(stats.total_lengths(&live), [want.sum::<u64>(); FIELDS]);
         for (d, want) in all.iter().enumerate() {
-            assert_eq!(stats.get(d), *want, "doc {d}");
+            assert_eq!(stats.boosts(d), want.boosts, "doc {d}");
             assert_eq!(stats.lengths(d), want.lengths);
             assert_eq!(stats.derived_summary(d), want.derived_summary);
         }

@@ -211,24 +211,29 @@ impl Packed {
 
     /// The postings of `token`, decoded.
     pub fn postings(&self, token: &str) -> Vec<Posting> {
-        match self.find(token.as_bytes()) {
-            Ok(found) => found.unwrap_or_default(),
-            Err(()) => {
-                self.damaged.store(true, Ordering::Relaxed);
-                Vec::new()
-            }
+        let mut out = Vec::new();
+        self.each_posting(token, |p| out.push(p));
+        out
+    }
+
+    /// `emit` each posting of `token`, in document order (none when the
+    /// table turns out damaged, which it then reports).
+    pub fn each_posting(&self, token: &str, emit: impl FnMut(Posting)) {
+        if self.find(token.as_bytes(), emit).is_err() {
+            self.damaged.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Ok(None) when the term is absent; Err when the bytes are damaged.
-    fn find(&self, needle: &[u8]) -> Result<Option<Vec<Posting>>, ()> {
+    /// Emit the postings of `needle`, if present; Err when the bytes are
+    /// damaged (then nothing is emitted).
+    fn find(&self, needle: &[u8], emit: impl FnMut(Posting)) -> Result<(), ()> {
         // The last block whose first term is not after the needle.
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.first(mid) <= needle { lo = mid + 1 } else { hi = mid }
         }
-        let Some(block) = lo.checked_sub(1) else { return Ok(None) };
+        let Some(block) = lo.checked_sub(1) else { return Ok(()) };
         let start = self.dict_off(block).ok_or(())?;
         let end = self.dict_off(block + 1).ok_or(())?;
         let bytes = self.dict.get(start, end.checked_sub(start).ok_or(())?).ok_or(())?;
@@ -244,17 +249,18 @@ impl Packed {
             at = rest;
             match term.cmp(needle) {
                 std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Greater => return Ok(None),
+                std::cmp::Ordering::Greater => return Ok(()),
                 std::cmp::Ordering::Equal => {
                     let list = self.postings.get(start, len).ok_or(())?;
                     if checksum(&list) as u32 != u32::from_le_bytes(*sum) {
                         return Err(());
                     }
-                    return Ok(Some(decode_postings(&list)));
+                    decode_postings(&list, emit);
+                    return Ok(());
                 }
             }
         }
-        Ok(None)
+        Ok(())
     }
 }
 
@@ -358,8 +364,7 @@ fn encode_postings(postings: &[Posting], out: &mut Vec<u8>) {
     }
 }
 
-fn decode_postings(mut bytes: &[u8]) -> Vec<Posting> {
-    let mut out = Vec::new();
+fn decode_postings(mut bytes: &[u8], mut emit: impl FnMut(Posting)) {
     let mut doc = 0u32;
     while !bytes.is_empty() {
         let Some(delta) = read_varint(&mut bytes) else { break };
@@ -372,9 +377,8 @@ fn decode_postings(mut bytes: &[u8]) -> Vec<Posting> {
                 *slot = read_varint(&mut bytes).unwrap_or(0).min(u64::from(u16::MAX)) as u16;
             }
         }
-        out.push(Posting { doc, tf });
+        emit(Posting { doc, tf });
     }
-    out
 }
 
 /// Append `v` as a LEB128 varint.
@@ -505,7 +509,9 @@ mod tests {
         let mut v = Vec::new();
         varint(300, &mut v);
         assert_eq!(read_varint(&mut v.as_slice()), Some(300));
-        assert_eq!(decode_postings(&[0x80]), Vec::new());
+        let mut decoded = Vec::new();
+        decode_postings(&[0x80], |p| decoded.push(p));
+        assert_eq!(decoded, Vec::new());
     }
 
     #[test]

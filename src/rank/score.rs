@@ -186,7 +186,8 @@ pub fn rank<M: Memories + ?Sized>(
         }
     }
     let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
-    if params.coverage > 0.0 && total_idf > 0.0 {
+    // One term covers all of the query wherever it matches: nothing to scale.
+    if params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1 {
         let mut covered = vec![0f32; n];
         for term in &terms {
             for p in term.postings.iter() {
@@ -202,7 +203,7 @@ pub fn rank<M: Memories + ?Sized>(
     // only those memories are read.
     let query_mask = token_mask(query_set.iter().map(String::as_str));
     let ceiling = |d: usize| {
-        let stats = corpus.stats(d);
+        let stats = corpus.boosts(d);
         let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
         let hits = req.signals.get(d).map_or(0, |s| s.hits);
         let boosts = boost_factors(params, stats.pinned, hits, stats.updated, req.now_ms);
