@@ -23,7 +23,7 @@ use std::sync::Arc;
 use crate::mapped::Mapped;
 use crate::memory::Memory;
 use crate::progress::Progress;
-use crate::rank::corpus::{Corpus, DocStats, FIELDS, Segment, Stats, StatsColumns, Terms};
+use crate::rank::corpus::{Boosts, Corpus, DocStats, FIELDS, Segment, Stats, StatsColumns, Terms};
 use crate::rank::packed::{
     Bytes, Held, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at,
     varint,
@@ -170,14 +170,6 @@ impl Cached {
         &self.names.map
     }
 
-    fn size(&self, doc: usize) -> u64 {
-        u64_at(self.bytes(), self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
-    }
-
-    fn mtime(&self, doc: usize) -> u64 {
-        u64_at(self.bytes(), self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
-    }
-
     fn flags(&self, doc: usize) -> u8 {
         self.bytes().get(self.meta.flags + doc).copied().unwrap_or(0)
     }
@@ -253,26 +245,41 @@ impl Cached {
     fn match_listings(&self, listings: &[Listing]) -> (Vec<bool>, Vec<FileEntry>) {
         let mut live = vec![false; self.len()];
         let mut changed = Vec::new();
+        let map = self.bytes();
+        // A category's columns, sliced once: the merge below runs per file.
+        let column = |at: usize, width: usize, docs: std::ops::Range<usize>| {
+            map.get(at + width * docs.start..at + width * docs.end).unwrap_or_default()
+        };
         for listing in listings {
             let run = self.run(&listing.category);
-            let mut d = run.start;
+            let sizes = column(self.meta.sizes, 8, run.clone());
+            let mtimes = column(self.meta.mtimes, 8, run.clone());
+            let ends = column(self.names.slug_offs, 4, run.start..run.end + 1);
+            let word = |col: &[u8], k: usize| col.get(8 * k..8 * k + 8).and_then(|w| u64_at(w, 0));
+            let end = |k: usize| ends.get(4 * k..4 * k + 4).and_then(|e| u32_at(e, 0));
+            let slug = |k: usize| match (end(k), end(k + 1)) {
+                (Some(a), Some(b)) => {
+                    map.get(self.names.slugs + a as usize..self.names.slugs + b as usize)
+                }
+                _ => None,
+            };
+            let mut k = 0;
             for (i, f) in listing.files.iter().enumerate() {
-                let slug = listing.slug(i).as_bytes();
+                let name = listing.slug_bytes(i);
                 // Most files are where the cache has them: test that first.
-                if d >= run.end || self.names.slug_bytes(d) != slug {
-                    while d < run.end && name_order(self.names.slug_bytes(d), slug).is_lt() {
-                        d += 1;
+                if k >= run.len() || slug(k) != Some(name) {
+                    while k < run.len() && slug(k).is_some_and(|s| name_order(s, name).is_lt()) {
+                        k += 1;
                     }
                 }
-                let current = d < run.end && {
-                    self.size(d) == f.size
-                        && self.mtime(d) == f.mtime_ns
-                        && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
-                        && self.names.slug_bytes(d) == slug
-                };
+                let current = k < run.len()
+                    && word(sizes, k) == Some(f.size)
+                    && word(mtimes, k) == Some(f.mtime_ns)
+                    && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
+                    && slug(k) == Some(name);
                 if current {
-                    live[d] = true;
-                    d += 1;
+                    live[run.start + k] = true;
+                    k += 1;
                 } else {
                     changed.push(listing.entry(i));
                 }
@@ -515,14 +522,14 @@ fn encode(
         sizes.push(size);
         mtimes.push(mtime);
         lengths.extend_from_slice(&stats.lengths);
-        updated.push(stats.updated as u64);
+        updated.push(stats.boosts.updated as u64);
         flags.push(
             if stats.derived_summary { DERIVED } else { 0 }
-                | if stats.pinned { PINNED } else { 0 }
+                | if stats.boosts.pinned { PINNED } else { 0 }
                 | if messages.is_empty() { 0 } else { PROBLEMS }
-                | stats.trigger_count << TRIGGERS_SHIFT,
+                | stats.boosts.trigger_count << TRIGGERS_SHIFT,
         );
-        triggers.extend_from_slice(&stats.triggers);
+        triggers.extend_from_slice(&stats.boosts.triggers);
     }
     let tables: Vec<(&[u8], &[u8], &[u8])> = segments
         .iter()
@@ -707,16 +714,16 @@ impl StatsColumns for CachedStats {
         self.len
     }
 
-    fn get(&self, doc: usize) -> DocStats {
+    fn boosts(&self, doc: usize) -> Boosts {
         let flag = self.map.get(self.flags + doc).copied().unwrap_or(0);
+        let trigger_count = (flag >> TRIGGERS_SHIFT).min(2);
         let trigger = |k: usize| u64_at(&self.map, self.triggers + 16 * doc + 8 * k).unwrap_or(0);
-        DocStats {
-            lengths: self.lengths(doc),
-            derived_summary: flag & DERIVED != 0,
+        Boosts {
             pinned: flag & PINNED != 0,
             updated: u64_at(&self.map, self.updated + 8 * doc).unwrap_or(0) as i64,
-            trigger_count: (flag >> TRIGGERS_SHIFT).min(2),
-            triggers: [trigger(0), trigger(1)],
+            trigger_count,
+            // Most memories have no trigger: their masks are not read.
+            triggers: if trigger_count == 0 { [0, 0] } else { [trigger(0), trigger(1)] },
         }
     }
 

@@ -153,6 +153,13 @@ impl Listing {
         &self.names[f.name_at as usize..(f.name_at + f.name_len) as usize]
     }
 
+    /// The slug of the `i`-th file, as bytes.
+    pub fn slug_bytes(&self, i: usize) -> &[u8] {
+        let f = &self.files[i];
+        let (at, len) = (f.name_at as usize, f.name_len.saturating_sub(3) as usize);
+        self.names.as_bytes().get(at..at + len).unwrap_or_default()
+    }
+
     /// The slug of the `i`-th file.
     pub fn slug(&self, i: usize) -> &str {
         let name = self.name(i);
