@@ -5,6 +5,9 @@
 pub mod quality;
 pub mod secrets;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use crate::rank::tokenize::{is_cjk, normalize};
 
 /// Near-duplicates are memories whose character-bigram Jaccard is at least this.
@@ -63,53 +66,153 @@ pub fn too_far_apart(a: usize, b: usize) -> bool {
 /// Every pair `(i, j, similarity)`, `i < j`, of `sets` whose Jaccard is at
 /// least [`DUPLICATE_THRESHOLD`], in order.
 ///
-/// Exact, without comparing every pair (prefix filtering, as in PPJoin):
-/// with bigrams ordered rarest first and sets taken smallest first, two sets
-/// that similar share one of the first `len - ceil(t * len) + 1` bigrams of
-/// the larger and one of the first `len - ceil(2t / (1 + t) * len) + 1` of
-/// the smaller, so only the earlier sets indexed under the larger one's
-/// first bigrams are compared with it.
+/// Exact, without comparing every pair (PPJoin: prefix and positional
+/// filtering). With bigrams ordered rarest first and sets taken smallest
+/// first, two sets that similar share one of the first
+/// `len - ceil(t * len) + 1` bigrams of the larger and one of the first
+/// `len - ceil(2t / (1 + t) * len) + 1` of the smaller, so only the earlier
+/// sets indexed under the larger one's first bigrams are candidates. Shared
+/// bigrams come in the same order in both, so at each one the overlap can
+/// still grow by at most what follows it in either set: a candidate that
+/// cannot reach `t / (1 + t) * (|x| + |y|)` is dropped before it is compared.
+/// The rest are bounded by their [`Bitmap`]s, then compared by a merge that
+/// stops once the overlap is out of reach.
 pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
-    let mut freq: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    // Every distinct bigram's place in the order, rarest first.
+    let mut freq: HashMap<u64, u32, BuildHasherDefault<Spread>> = HashMap::default();
     for set in sets {
         for &b in &set.0 {
             *freq.entry(b).or_default() += 1;
         }
     }
-    // A threshold a little under the real one only lengthens prefixes.
+    let mut rarest_first: Vec<(u32, u64)> = freq.iter().map(|(&b, &n)| (n, b)).collect();
+    rarest_first.sort_unstable();
+    let rank: HashMap<u64, u32, BuildHasherDefault<Spread>> =
+        rarest_first.iter().enumerate().map(|(r, &(_, b))| (b, r as u32)).collect();
+    // A threshold a little under the real one only loosens the filters.
     let t = DUPLICATE_THRESHOLD - 1e-9;
     let prefix = |len: usize, share: f64| len - (share * len as f64).ceil() as usize + 1;
+    // The overlap two sets of `n` bigrams together need: t / (1 + t) of n.
+    let share = t / (1.0 + t);
+    let needed = |n: usize| {
+        let v = share * n as f64;
+        v as usize + usize::from((v as usize as f64) < v)
+    };
     let mut by_size: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
     by_size.sort_by_key(|&i| (sets[i].len(), i));
-    let mut index: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
-    let mut seen = vec![usize::MAX; sets.len()];
+    // Under each bigram: the sets indexed so far, with its place in each.
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); rank.len()];
+    // Shared prefix bigrams per candidate of the current set; PRUNED once
+    // it cannot reach the threshold.
+    const PRUNED: u32 = u32::MAX;
+    let mut overlap = vec![0u32; sets.len()];
+    let bitmaps: Vec<Bitmap> = sets.iter().map(|s| Bitmap::of(&s.0)).collect();
+    let mut candidates = Vec::new();
     let mut pairs = Vec::new();
     for &x in &by_size {
         let len = sets[x].len();
-        let mut order = sets[x].0.clone();
-        order.sort_unstable_by_key(|b| (freq[b], *b));
+        let mut order: Vec<u32> = sets[x].0.iter().map(|b| rank[b]).collect();
+        order.sort_unstable();
         // Earlier sets are no larger; too small ones cannot reach t.
         let smallest = (t * len as f64).ceil() as usize;
-        for b in &order[..prefix(len, t).min(len)] {
-            let Some(list) = index.get(b) else { continue };
-            let from = list.partition_point(|&y| sets[y].len() < smallest);
-            for &y in &list[from..] {
-                if seen[y] == x {
+        for (i, b) in order[..prefix(len, t).min(len)].iter().enumerate() {
+            let list = &index[*b as usize];
+            let from = list.partition_point(|&(y, _)| sets[y as usize].len() < smallest);
+            for &(y, j) in &list[from..] {
+                let (y, j) = (y as usize, j as usize);
+                if overlap[y] == PRUNED {
                     continue;
                 }
-                seen[y] = x;
-                let score = jaccard(&sets[x], &sets[y]);
-                if score >= DUPLICATE_THRESHOLD {
-                    pairs.push((x.min(y), x.max(y), score));
+                let needed = needed(len + sets[y].len());
+                let most = 1 + (len - i - 1).min(sets[y].len() - j - 1);
+                if overlap[y] == 0 {
+                    candidates.push(y);
+                }
+                if overlap[y] as usize + most >= needed {
+                    overlap[y] += 1;
+                } else {
+                    overlap[y] = PRUNED;
                 }
             }
         }
-        for &b in &order[..prefix(len, 2.0 * t / (1.0 + t)).min(len)] {
-            index.entry(b).or_default().push(x);
+        for y in candidates.drain(..) {
+            if overlap[y] != PRUNED {
+                let needed = needed(len + sets[y].len());
+                let most = bitmaps[x].most_shared(&bitmaps[y], len, sets[y].len());
+                let shared = || shared_at_least(&sets[x].0, &sets[y].0, needed);
+                if let Some(both) = (most >= needed).then(shared).flatten() {
+                    let score = both as f64 / (len + sets[y].len() - both) as f64;
+                    if score >= DUPLICATE_THRESHOLD {
+                        pairs.push((x.min(y), x.max(y), score));
+                    }
+                }
+            }
+            overlap[y] = 0;
+        }
+        for (j, b) in order[..prefix(len, 2.0 * t / (1.0 + t)).min(len)].iter().enumerate() {
+            index[*b as usize].push((x as u32, j as u32));
         }
     }
     pairs.sort_by_key(|p| (p.0, p.1));
     pairs
+}
+
+/// A hasher for bigrams, which are already spread-out numbers: one multiply.
+#[derive(Default)]
+struct Spread(u64);
+
+impl Hasher for Spread {
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A set's values hashed into 1,024 bits: a cheap bound on what two sets
+/// can share. A bit set in one bitmap and not the other stands for at least
+/// one value only one set has, and distinct bits for distinct values.
+struct Bitmap([u64; 16]);
+
+impl Bitmap {
+    fn of(values: &[u64]) -> Bitmap {
+        let mut bits = [0u64; 16];
+        for v in values {
+            let h = (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize;
+            bits[h / 64] |= 1 << (h % 64);
+        }
+        Bitmap(bits)
+    }
+
+    /// The most two sets of sizes `a` and `b` with these bitmaps can share.
+    fn most_shared(&self, other: &Bitmap, a: usize, b: usize) -> usize {
+        let apart: usize =
+            self.0.iter().zip(&other.0).map(|(x, y)| (x ^ y).count_ones() as usize).sum();
+        (a + b).saturating_sub(apart) / 2
+    }
+}
+
+/// How many values two sorted sets share, if at least `needed`: the merge
+/// stops as soon as what is left of either cannot make up the difference.
+fn shared_at_least(a: &[u64], b: &[u64], needed: usize) -> Option<usize> {
+    let (mut i, mut j, mut both) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        if both + (a.len() - i).min(b.len() - j) < needed {
+            return None;
+        }
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => (i, j, both) = (i + 1, j + 1, both + 1),
+        }
+    }
+    (both >= needed).then_some(both)
 }
 
 /// Estimated tokens of `text` for a context budget: one per CJK character,
@@ -169,6 +272,29 @@ mod tests {
             }
             assert!(round > 0 || !every.is_empty());
             assert_eq!(near_pairs(&sets), every, "round {round}");
+        }
+    }
+
+    #[test]
+    fn bitmaps_bound_and_merges_count_what_sets_share() {
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 40
+        };
+        for _ in 0..300 {
+            let mut set = |n: u64| -> Vec<u64> {
+                let mut v: Vec<u64> = (0..next() % n).map(|_| next() % 900).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (a, b) = (set(400), set(400));
+            let shared = a.iter().filter(|v| b.binary_search(v).is_ok()).count();
+            let most = Bitmap::of(&a).most_shared(&Bitmap::of(&b), a.len(), b.len());
+            assert!(most >= shared, "{most} < {shared}");
+            assert_eq!(shared_at_least(&a, &b, shared), Some(shared));
+            assert_eq!(shared_at_least(&a, &b, shared + 1), None);
         }
     }
 
