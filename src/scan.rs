@@ -189,7 +189,7 @@ pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
 /// listed on every core: on a warm page cache the `stat` of each file is
 /// the cost.
 pub fn list(root: &Root) -> (Vec<Listing>, Vec<Problem>) {
-    list_with(root, &|_| None)
+    list_with(root, &|_| None, &|| ())
 }
 
 /// What is known of a category folder from an earlier listing: its
@@ -202,12 +202,20 @@ pub type Known<'k> = Option<(u64, Vec<&'k str>)>;
 /// are looked up by name instead of reading the folder; each is still
 /// `stat`ed, so an edit in place is seen. Anything unexpected on the way —
 /// a file gone, a folder where a file was — and the folder is read after all.
+///
+/// `side` is other work, independent of the listing (reading a cache): it
+/// runs once on one of the listing threads, as the first piece of work, so
+/// it never competes with them for a core.
 pub fn list_with<'k>(
     root: &Root,
     known: &(dyn Fn(&str) -> Known<'k> + Sync),
+    side: &(dyn Fn() + Sync),
 ) -> (Vec<Listing>, Vec<Problem>) {
     let mut problems = Vec::new();
-    let Ok(entries) = fs::read_dir(&root.dir) else { return (Vec::new(), problems) };
+    let Ok(entries) = fs::read_dir(&root.dir) else {
+        side();
+        return (Vec::new(), problems);
+    };
     let mut top: Vec<fs::DirEntry> = entries.flatten().collect();
     top.sort_by_key(fs::DirEntry::file_name);
     let mut categories = Vec::new();
@@ -243,12 +251,16 @@ pub fn list_with<'k>(
     let threads = threads();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let parts: Vec<Vec<(usize, Listing, Vec<Problem>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.min(categories.len()))
+        let workers: Vec<_> = (0..threads.min(categories.len() + 1))
             .map(|_| {
                 s.spawn(|| {
                     let mut out = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(i) = i.checked_sub(1) else {
+                            side();
+                            continue;
+                        };
                         let Some((category, dir)) = categories.get(i) else { break };
                         let mut problems = Vec::new();
                         let listing = known_category(category, dir, known)

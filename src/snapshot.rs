@@ -103,13 +103,23 @@ fn recorded(listing: &Listing) -> (String, Vec<u8>) {
 /// List a root, looking up by name the files of folders the snapshot shows
 /// unchanged, and (when `record`) record the folders that had to be read.
 pub fn list(root: &Root, record: bool) -> (Vec<Listing>, Vec<Problem>) {
+    list_beside(root, record, &|| ())
+}
+
+/// [`list`], running `side` (work independent of the listing) on one of
+/// the listing threads; see [`list_with`].
+pub fn list_beside(
+    root: &Root,
+    record: bool,
+    side: &(dyn Fn() + Sync),
+) -> (Vec<Listing>, Vec<Problem>) {
     let listed_at = now_ns();
     let file = File::open(path(root)).ok();
     let len = file.as_ref().and_then(|f| usize::try_from(f.metadata().ok()?.len()).ok());
     let mapped = file.zip(len).and_then(|(f, len)| Mapped::open(&f, len).ok());
     let bytes = mapped.as_deref().unwrap_or_default();
     let snapshot = Snapshot::decode(bytes).unwrap_or_default();
-    let (listings, problems) = list_with(root, &|category| snapshot.known(category));
+    let (listings, problems) = list_with(root, &|category| snapshot.known(category), side);
     if record && listings.iter().any(|l| !l.known) {
         let settled = |l: &&Listing| {
             !l.problems && l.dir_mtime_ns > 0 && l.dir_mtime_ns.saturating_add(RACY_NS) < listed_at
