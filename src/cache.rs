@@ -244,6 +244,32 @@ impl Cached {
     /// case), so it is read again.
     fn match_listings(&self, listings: &[Listing]) -> (Vec<bool>, Vec<FileEntry>) {
         let mut live = vec![false; self.len()];
+        // Two halves, split between categories, matched side by side.
+        let total: usize = listings.iter().map(|l| l.files.len()).sum();
+        let mut half = 0;
+        let mut files = 0;
+        while half < listings.len() && 2 * files < total {
+            files += listings[half].files.len();
+            half += 1;
+        }
+        let (first, second) = listings.split_at(half);
+        let cut = second.first().map_or(self.len(), |l| {
+            let c = self.names.categories.partition_point(|c| c.0 < l.category);
+            self.names.categories.get(c).map_or(self.len(), |c| c.1)
+        });
+        let (live_first, live_second) = live.split_at_mut(cut.min(self.len()));
+        let changed = std::thread::scope(|s| {
+            let second = s.spawn(|| self.match_part(second, live_second, cut));
+            let mut changed = self.match_part(first, live_first, 0);
+            changed.extend(second.join().unwrap_or_default());
+            changed
+        });
+        (live, changed)
+    }
+
+    /// [`match_listings`](Self::match_listings) for `listings`, whose
+    /// cached documents start at `first`: marks `live` (from `first`).
+    fn match_part(&self, listings: &[Listing], live: &mut [bool], first: usize) -> Vec<FileEntry> {
         let mut changed = Vec::new();
         let map = self.bytes();
         // A category's columns, sliced once: the merge below runs per file.
@@ -277,15 +303,16 @@ impl Cached {
                     && word(mtimes, k) == Some(f.mtime_ns)
                     && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
                     && slug(k) == Some(name);
-                if current {
-                    live[run.start + k] = true;
-                    k += 1;
-                } else {
-                    changed.push(listing.entry(i));
+                match live.get_mut((run.start + k).wrapping_sub(first)) {
+                    Some(slot) if current => {
+                        *slot = true;
+                        k += 1;
+                    }
+                    _ => changed.push(listing.entry(i)),
                 }
             }
         }
-        (live, changed)
+        changed
     }
 }
 
