@@ -75,7 +75,7 @@ pub fn too_far_apart(a: usize, b: usize) -> bool {
 /// bigrams come in the same order in both, so at each one the overlap can
 /// still grow by at most what follows it in either set: a candidate that
 /// cannot reach `t / (1 + t) * (|x| + |y|)` is dropped before it is compared.
-/// The rest are bounded by their [`Bitmap`]s, then compared by a merge that
+/// The rest are bounded by 1,024-bit bitmaps, then compared by a merge that
 /// stops once the overlap is out of reach.
 pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
     // Every distinct bigram's place in the order, rarest first.
