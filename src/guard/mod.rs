@@ -100,59 +100,89 @@ pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
     };
     let mut by_size: Vec<usize> = (0..sets.len()).filter(|&i| !sets[i].is_empty()).collect();
     by_size.sort_by_key(|&i| (sets[i].len(), i));
-    // Under each bigram: the sets indexed so far, with its place in each.
-    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); rank.len()];
-    // Shared prefix bigrams per candidate of the current set; PRUNED once
-    // it cannot reach the threshold.
-    const PRUNED: u32 = u32::MAX;
-    let mut overlap = vec![0u32; sets.len()];
-    let bitmaps: Vec<Bitmap> = sets.iter().map(|s| Bitmap::of(&s.0)).collect();
-    let mut candidates = Vec::new();
-    let mut pairs = Vec::new();
-    for &x in &by_size {
-        let len = sets[x].len();
+    // Each set's place in that order: a set is compared with earlier ones.
+    let mut place = vec![u32::MAX; sets.len()];
+    by_size.iter().enumerate().for_each(|(p, &x)| place[x] = p as u32);
+    let order = |x: usize| -> Vec<u32> {
         let mut order: Vec<u32> = sets[x].0.iter().map(|b| rank[b]).collect();
         order.sort_unstable();
-        // Earlier sets are no larger; too small ones cannot reach t.
-        let smallest = (t * len as f64).ceil() as usize;
-        for (i, b) in order[..prefix(len, t).min(len)].iter().enumerate() {
-            let list = &index[*b as usize];
-            let from = list.partition_point(|&(y, _)| sets[y as usize].len() < smallest);
-            for &(y, j) in &list[from..] {
-                let (y, j) = (y as usize, j as usize);
-                if overlap[y] == PRUNED {
-                    continue;
-                }
-                let needed = needed(len + sets[y].len());
-                let most = 1 + (len - i - 1).min(sets[y].len() - j - 1);
-                if overlap[y] == 0 {
-                    candidates.push(y);
-                }
-                if overlap[y] as usize + most >= needed {
-                    overlap[y] += 1;
-                } else {
-                    overlap[y] = PRUNED;
-                }
-            }
-        }
-        for y in candidates.drain(..) {
-            if overlap[y] != PRUNED {
-                let needed = needed(len + sets[y].len());
-                let most = bitmaps[x].most_shared(&bitmaps[y], len, sets[y].len());
-                let shared = || shared_at_least(&sets[x].0, &sets[y].0, needed);
-                if let Some(both) = (most >= needed).then(shared).flatten() {
-                    let score = both as f64 / (len + sets[y].len() - both) as f64;
-                    if score >= DUPLICATE_THRESHOLD {
-                        pairs.push((x.min(y), x.max(y), score));
-                    }
-                }
-            }
-            overlap[y] = 0;
-        }
+        order
+    };
+    // Under each bigram: the sets with it in their first bigrams, in order,
+    // with its place in each.
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); rank.len()];
+    for &x in &by_size {
+        let order = order(x);
+        let len = order.len();
         for (j, b) in order[..prefix(len, 2.0 * t / (1.0 + t)).min(len)].iter().enumerate() {
             index[*b as usize].push((x as u32, j as u32));
         }
     }
+    let bitmaps: Vec<Bitmap> = sets.iter().map(|s| Bitmap::of(&s.0)).collect();
+    // Sets are compared independently: a few hundred at a time, per core.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let probe = || {
+        // Shared prefix bigrams per candidate of the current set; PRUNED
+        // once it cannot reach the threshold.
+        const PRUNED: u32 = u32::MAX;
+        let mut overlap = vec![0u32; sets.len()];
+        let mut candidates = Vec::new();
+        let mut pairs = Vec::new();
+        loop {
+            let start = next.fetch_add(256, std::sync::atomic::Ordering::Relaxed);
+            let Some(batch) = by_size.get(start..(start + 256).min(by_size.len())) else { break };
+            for &x in batch {
+                let order = order(x);
+                let len = order.len();
+                // Earlier sets are no larger; too small ones cannot reach t.
+                let smallest = (t * len as f64).ceil() as usize;
+                for (i, b) in order[..prefix(len, t).min(len)].iter().enumerate() {
+                    let list = &index[*b as usize];
+                    let to = list.partition_point(|&(y, _)| place[y as usize] < place[x]);
+                    let list = &list[..to];
+                    let from = list.partition_point(|&(y, _)| sets[y as usize].len() < smallest);
+                    for &(y, j) in &list[from..] {
+                        let (y, j) = (y as usize, j as usize);
+                        if overlap[y] == PRUNED {
+                            continue;
+                        }
+                        let needed = needed(len + sets[y].len());
+                        let most = 1 + (len - i - 1).min(sets[y].len() - j - 1);
+                        if overlap[y] == 0 {
+                            candidates.push(y);
+                        }
+                        if overlap[y] as usize + most >= needed {
+                            overlap[y] += 1;
+                        } else {
+                            overlap[y] = PRUNED;
+                        }
+                    }
+                }
+                for y in candidates.drain(..) {
+                    if overlap[y] != PRUNED {
+                        let needed = needed(len + sets[y].len());
+                        let most = bitmaps[x].most_shared(&bitmaps[y], len, sets[y].len());
+                        let shared = || shared_at_least(&sets[x].0, &sets[y].0, needed);
+                        if let Some(both) = (most >= needed).then(shared).flatten() {
+                            let score = both as f64 / (len + sets[y].len() - both) as f64;
+                            if score >= DUPLICATE_THRESHOLD {
+                                pairs.push((x.min(y), x.max(y), score));
+                            }
+                        }
+                    }
+                    overlap[y] = 0;
+                }
+            }
+        }
+        pairs
+    };
+    let threads = crate::scan::threads().min(by_size.len().div_ceil(256)).max(1);
+    let mut pairs: Vec<(usize, usize, f64)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (1..threads).map(|_| s.spawn(probe)).collect();
+        let mut pairs = probe();
+        workers.into_iter().for_each(|w| pairs.extend(w.join().unwrap_or_default()));
+        pairs
+    });
     pairs.sort_by_key(|p| (p.0, p.1));
     pairs
 }
