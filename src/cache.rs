@@ -170,6 +170,14 @@ impl Cached {
         &self.names.map
     }
 
+    fn size(&self, doc: usize) -> u64 {
+        u64_at(self.bytes(), self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
+    fn mtime(&self, doc: usize) -> u64 {
+        u64_at(self.bytes(), self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
+    }
+
     fn flags(&self, doc: usize) -> u8 {
         self.bytes().get(self.meta.flags + doc).copied().unwrap_or(0)
     }
@@ -271,42 +279,26 @@ impl Cached {
     /// cached documents start at `first`: marks `live` (from `first`).
     fn match_part(&self, listings: &[Listing], live: &mut [bool], first: usize) -> Vec<FileEntry> {
         let mut changed = Vec::new();
-        let map = self.bytes();
-        // A category's columns, sliced once: the merge below runs per file.
-        let column = |at: usize, width: usize, docs: std::ops::Range<usize>| {
-            map.get(at + width * docs.start..at + width * docs.end).unwrap_or_default()
-        };
         for listing in listings {
             let run = self.run(&listing.category);
-            let sizes = column(self.meta.sizes, 8, run.clone());
-            let mtimes = column(self.meta.mtimes, 8, run.clone());
-            let ends = column(self.names.slug_offs, 4, run.start..run.end + 1);
-            let word = |col: &[u8], k: usize| col.get(8 * k..8 * k + 8).and_then(|w| u64_at(w, 0));
-            let end = |k: usize| ends.get(4 * k..4 * k + 4).and_then(|e| u32_at(e, 0));
-            let slug = |k: usize| match (end(k), end(k + 1)) {
-                (Some(a), Some(b)) => {
-                    map.get(self.names.slugs + a as usize..self.names.slugs + b as usize)
-                }
-                _ => None,
-            };
-            let mut k = 0;
+            let mut d = run.start;
             for (i, f) in listing.files.iter().enumerate() {
-                let name = listing.slug_bytes(i);
+                let slug = listing.slug_bytes(i);
                 // Most files are where the cache has them: test that first.
-                if k >= run.len() || slug(k) != Some(name) {
-                    while k < run.len() && slug(k).is_some_and(|s| name_order(s, name).is_lt()) {
-                        k += 1;
+                if d >= run.end || self.names.slug_bytes(d) != slug {
+                    while d < run.end && name_order(self.names.slug_bytes(d), slug).is_lt() {
+                        d += 1;
                     }
                 }
-                let current = k < run.len()
-                    && word(sizes, k) == Some(f.size)
-                    && word(mtimes, k) == Some(f.mtime_ns)
+                let current = d < run.end
+                    && self.size(d) == f.size
+                    && self.mtime(d) == f.mtime_ns
                     && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
-                    && slug(k) == Some(name);
-                match live.get_mut((run.start + k).wrapping_sub(first)) {
+                    && self.names.slug_bytes(d) == slug;
+                match live.get_mut(d.wrapping_sub(first)) {
                     Some(slot) if current => {
                         *slot = true;
-                        k += 1;
+                        d += 1;
                     }
                     _ => changed.push(listing.entry(i)),
                 }
