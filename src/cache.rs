@@ -369,12 +369,11 @@ pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
     let listed_at = now_ns();
     // Listing the files and reading the cache do not depend on each other:
     // the cache is read on one of the listing threads.
-    let cache = std::sync::Mutex::new(None);
+    let cache = std::sync::OnceLock::new();
     let (listings, mut problems) = snapshot::list_beside(root, true, &|| {
-        let read = read(root);
-        *cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read);
+        let _ = cache.set(read(root));
     });
-    let cache = cache.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).flatten();
+    let cache = cache.into_inner().flatten();
     let Some((cached, (mut stats, mut tables))) = cache else {
         return rebuild(root, &listings, problems, tokenizer, listed_at);
     };
