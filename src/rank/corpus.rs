@@ -73,9 +73,9 @@ pub struct Corpus {
     avg: [f32; FIELDS],
 }
 
-/// A run of documents' statistics kept where they lie (a cache's columns),
-/// each read when asked for. Reads are in bounds: a source checks its
-/// columns before it is made.
+/// A run of documents' statistics: held in memory (built now), or kept
+/// where they lie (a cache's columns) and read when asked for. Reads are in
+/// bounds: a source checks its columns before it is made.
 pub trait StatsColumns: Send + Sync {
     /// Number of documents.
     fn docs(&self) -> usize;
@@ -95,52 +95,51 @@ pub trait StatsColumns: Send + Sync {
     }
 }
 
-/// Every document's statistics: runs held in memory (built now) and runs
-/// read from their columns as they are needed (cached).
+impl StatsColumns for Vec<DocStats> {
+    fn docs(&self) -> usize {
+        self.len()
+    }
+
+    fn boosts(&self, doc: usize) -> Boosts {
+        self[doc].boosts
+    }
+
+    fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+        self[doc].lengths
+    }
+
+    fn derived_summary(&self, doc: usize) -> bool {
+        self[doc].derived_summary
+    }
+}
+
+/// Every document's statistics, as consecutive runs.
 #[derive(Default)]
 pub struct Stats {
-    runs: Vec<Run>,
+    runs: Vec<Box<dyn StatsColumns>>,
     /// Each run's first document.
     firsts: Vec<usize>,
     len: usize,
 }
 
-enum Run {
-    Held(Vec<DocStats>),
-    Columns(Box<dyn StatsColumns>),
-}
-
-impl Run {
-    fn len(&self) -> usize {
-        match self {
-            Run::Held(docs) => docs.len(),
-            Run::Columns(c) => c.docs(),
-        }
-    }
-}
-
 impl Stats {
     /// Add the statistics of the next documents.
     pub fn push(&mut self, docs: Vec<DocStats>) {
-        self.push_run(Run::Held(docs));
+        self.push_columns(Box::new(docs));
     }
 
     /// Add the next documents, read from their columns when asked.
     pub fn push_columns(&mut self, columns: Box<dyn StatsColumns>) {
-        self.push_run(Run::Columns(columns));
+        if columns.docs() > 0 {
+            self.firsts.push(self.len);
+            self.len += columns.docs();
+            self.runs.push(columns);
+        }
     }
 
     /// Add every run of `other`.
     pub fn append(&mut self, other: Stats) {
-        other.runs.into_iter().for_each(|run| self.push_run(run));
-    }
-
-    fn push_run(&mut self, run: Run) {
-        if run.len() > 0 {
-            self.firsts.push(self.len);
-            self.len += run.len();
-            self.runs.push(run);
-        }
+        other.runs.into_iter().for_each(|run| self.push_columns(run));
     }
 
     /// Number of documents.
@@ -154,51 +153,35 @@ impl Stats {
     }
 
     /// The run holding `doc` (< `len`), and its place in it.
-    fn locate(&self, doc: usize) -> (&Run, usize) {
+    fn locate(&self, doc: usize) -> (&dyn StatsColumns, usize) {
         let r = match self.firsts.len() {
             1 => 0,
             _ => self.firsts.partition_point(|&f| f <= doc) - 1,
         };
-        (&self.runs[r], doc - self.firsts[r])
+        (self.runs[r].as_ref(), doc - self.firsts[r])
     }
 
     /// What bounds the boosts of `doc`.
     pub fn boosts(&self, doc: usize) -> Boosts {
-        match self.locate(doc) {
-            (Run::Held(docs), d) => docs[d].boosts,
-            (Run::Columns(c), d) => c.boosts(d),
-        }
+        let (run, d) = self.locate(doc);
+        run.boosts(d)
     }
 
     fn lengths(&self, doc: usize) -> [u32; FIELDS] {
-        match self.locate(doc) {
-            (Run::Held(docs), d) => docs[d].lengths,
-            (Run::Columns(c), d) => c.lengths(d),
-        }
+        let (run, d) = self.locate(doc);
+        run.lengths(d)
     }
 
     fn derived_summary(&self, doc: usize) -> bool {
-        match self.locate(doc) {
-            (Run::Held(docs), d) => docs[d].derived_summary,
-            (Run::Columns(c), d) => c.derived_summary(d),
-        }
+        let (run, d) = self.locate(doc);
+        run.derived_summary(d)
     }
 
     /// The field lengths of the documents `live` marks, summed.
     fn total_lengths(&self, live: &[bool]) -> [u64; FIELDS] {
         let mut totals = [0u64; FIELDS];
         for (run, &first) in self.runs.iter().zip(&self.firsts) {
-            let live = &live[first..first + run.len()];
-            match run {
-                Run::Held(docs) => {
-                    for d in docs.iter().zip(live).filter(|(_, l)| **l).map(|(d, _)| d) {
-                        for (t, &len) in totals.iter_mut().zip(&d.lengths) {
-                            *t += u64::from(len);
-                        }
-                    }
-                }
-                Run::Columns(c) => c.add_lengths(live, &mut totals),
-            }
+            run.add_lengths(&live[first..first + run.docs()], &mut totals);
         }
         totals
     }
@@ -621,24 +604,6 @@ pub use crate::rank::packed::Packed;
 mod tests {
     use super::*;
 
-    /// Columns that decode a held vector, as a cache's would.
-    struct Decoded(Vec<DocStats>);
-
-    impl StatsColumns for Decoded {
-        fn docs(&self) -> usize {
-            self.0.len()
-        }
-        fn boosts(&self, doc: usize) -> Boosts {
-            self.0[doc].boosts
-        }
-        fn lengths(&self, doc: usize) -> [u32; FIELDS] {
-            self.0[doc].lengths
-        }
-        fn derived_summary(&self, doc: usize) -> bool {
-            self.0[doc].derived_summary
-        }
-    }
-
     #[test]
     fn stats_in_runs_read_as_one_sequence() {
         let doc = |i: u32| DocStats {
@@ -648,11 +613,11 @@ mod tests {
         };
         let all: Vec<DocStats> = (0..9).map(doc).collect();
         let mut stats = Stats::default();
-        stats.push_columns(Box::new(Decoded(all[..4].to_vec())));
+        stats.push_columns(Box::new(all[..4].to_vec()));
         stats.push(Vec::new());
         let mut rest = Stats::from(all[4..6].to_vec());
-        rest.push_columns(Box::new(Decoded(Vec::new())));
-        rest.push_columns(Box::new(Decoded(all[6..].to_vec())));
+        rest.push_columns(Box::new(Vec::<DocStats>::new()));
+        rest.push_columns(Box::new(all[6..].to_vec()));
         stats.append(rest);
         assert_eq!(stats.len(), all.len());
         let live: Vec<bool> = (0..all.len()).map(|d| d % 3 != 1).collect();
