@@ -32,7 +32,7 @@ use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
-use crate::scan::{FileEntry, Listing, Problem, Scan, load_files, load_files_counted};
+use crate::scan::{FileEntry, Listing, Problem, Scan, entries, load_files, load_files_counted};
 use crate::snapshot;
 use crate::write::write_atomic;
 
@@ -436,11 +436,7 @@ pub fn scan_root(root: &Root) -> Scan {
 }
 
 fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
-    let all = || {
-        let files: Vec<FileEntry> =
-            listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
-        load_files(root.scope, &files)
-    };
+    let all = || load_files(root.scope, &entries(listings));
     let Some(cached) = read_records(root) else { return all() };
     let Some(records) = cached.records(root.scope) else { return all() };
     let (live, changed) = cached.match_listings(listings);
@@ -465,8 +461,7 @@ fn rebuild(
     tokenizer: &Tokenizer,
     listed_at: u64,
 ) -> Indexed {
-    let files: Vec<FileEntry> =
-        listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
+    let files = entries(listings);
     let files = files.as_slice();
     // Reading counts one step per file, indexing another.
     let progress = Progress::start("indexing memories", 2 * files.len());

@@ -181,8 +181,12 @@ impl Listing {
 /// misplaced entries, without reading any file.
 pub fn walk(root: &Root) -> (Vec<FileEntry>, Vec<Problem>) {
     let (listings, problems) = list(root);
-    let files = listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect();
-    (files, problems)
+    (entries(&listings), problems)
+}
+
+/// Every file of `listings`, in order, as a [`FileEntry`].
+pub fn entries(listings: &[Listing]) -> Vec<FileEntry> {
+    listings.iter().flat_map(|l| (0..l.files.len()).map(|i| l.entry(i))).collect()
 }
 
 /// [`walk`], one [`Listing`] per category folder. Category folders are
@@ -303,7 +307,7 @@ fn known_category<'k>(
     let folder =
         rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .ok()?;
-    let dir_mtime_ns = mtime_ns(&fs::File::from(folder.try_clone().ok()?).metadata().ok()?);
+    let dir_mtime_ns = stat_mtime_ns(&rustix::fs::fstat(&folder).ok()?);
     if dir_mtime_ns != mtime {
         return None;
     }
@@ -326,18 +330,24 @@ fn known_category<'k>(
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return None;
         }
-        let mtime_ns = u64::try_from(st.st_mtime)
-            .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as u64));
         let name_at = listing.names.len() as u32;
         listing.names.push_str(&name);
         listing.files.push(Listed {
             name_at,
             name_len: name.len() as u32,
             size: u64::try_from(st.st_size).ok()?,
-            mtime_ns,
+            mtime_ns: stat_mtime_ns(&st),
         });
     }
     Some(listing)
+}
+
+/// [`mtime_ns`] of a `stat` result.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast, reason = "`st_mtime_nsec` is signed on some targets")]
+fn stat_mtime_ns(st: &rustix::fs::Stat) -> u64 {
+    u64::try_from(st.st_mtime)
+        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as u64))
 }
 
 #[cfg(not(unix))]
