@@ -1026,22 +1026,23 @@ impl Memories for Docs {
         if doc >= self.len {
             return None;
         }
-        let chunk = self.loaded.get(doc / CHUNK)?;
-        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceCell::new()).collect());
-        let cell = chunk.get(doc % CHUNK)?;
         let (root, local) = self.locate(doc);
         if let Some(fresh) = local.checked_sub(root.cached_len()) {
             return root.fresh.get(fresh);
         }
-        cell.get_or_init(|| {
-            let cached = root.cached.as_ref()?;
-            let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
-            if record.is_none() {
-                self.damaged.set(true);
-            }
-            record
-        })
-        .as_deref()
+        let chunk = self.loaded.get(doc / CHUNK)?;
+        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceCell::new()).collect());
+        chunk
+            .get(doc % CHUNK)?
+            .get_or_init(|| {
+                let cached = root.cached.as_ref()?;
+                let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
+                if record.is_none() {
+                    self.damaged.set(true);
+                }
+                record
+            })
+            .as_deref()
     }
 }
 
@@ -1078,9 +1079,10 @@ pub fn index_all(roots: &[&Root]) -> Library {
                 return Vec::new();
             }
             (0..later.len())
+                .filter(|&d| later.live[d])
                 .filter(|&d| {
                     let (category, slug) = later.key(d);
-                    later.live[d] && earlier.iter().any(|e| e.find_live(category, slug).is_some())
+                    earlier.iter().any(|e| e.find_live(category, slug).is_some())
                 })
                 .collect()
         })
