@@ -178,22 +178,21 @@ pub fn rank<M: Memories + ?Sized>(
     if terms.iter().all(|t| t.postings.is_empty()) {
         terms = make_terms(tokens);
     }
+    let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
+    // One term covers all of the query wherever it matches: nothing to scale.
+    let coverage = params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1;
     let mut scores = vec![0f32; n];
+    let mut covered = vec![0f32; if coverage { n } else { 0 }];
     for term in &terms {
         for p in term.postings.iter() {
             let d = p.doc as usize;
             scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
-        }
-    }
-    let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
-    // One term covers all of the query wherever it matches: nothing to scale.
-    if params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1 {
-        let mut covered = vec![0f32; n];
-        for term in &terms {
-            for p in term.postings.iter() {
-                covered[p.doc as usize] += term.idf;
+            if coverage {
+                covered[d] += term.idf;
             }
         }
+    }
+    if coverage {
         for d in 0..n {
             scores[d] *= (covered[d] / total_idf).powf(params.coverage);
         }
