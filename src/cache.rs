@@ -79,10 +79,6 @@ struct Names {
     /// offsets (u32, len + 1) start.
     slugs: usize,
     slug_offs: usize,
-    /// Where the meta part starts in the file, its length and checksum.
-    meta_at: usize,
-    meta_len: usize,
-    meta_sum: u64,
 }
 
 /// A root's cache, opened: the file list and where each record is, as
@@ -437,7 +433,7 @@ pub fn scan_root(root: &Root) -> Scan {
 
 fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
     let all = || load_files(root.scope, &entries(listings));
-    let Some(cached) = read_records(root) else { return all() };
+    let Some(cached) = open(root) else { return all() };
     let Some(records) = cached.records(root.scope) else { return all() };
     let (live, changed) = cached.match_listings(listings);
     let mut scan = Scan::default();
@@ -653,9 +649,9 @@ impl Sections<'_> {
     }
 }
 
-/// Open a root's cache and check its names part: enough to list the root.
-/// None when it is missing, damaged or from another version.
-fn open(root: &Root) -> Option<Names> {
+/// Open a root's cache for its file list and records, checking the names
+/// and meta parts. None when it is missing, damaged or from another version.
+fn open(root: &Root) -> Option<Cached> {
     let mut file = File::open(path(root)).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
@@ -697,7 +693,8 @@ fn open(root: &Root) -> Option<Names> {
     if sections.at != bytes.len() {
         return None;
     }
-    Some(Names {
+    let meta = read_meta(&map, names_end, meta_len, meta_sum, n)?;
+    let names = Names {
         file: Arc::new(file),
         total,
         built_at,
@@ -705,11 +702,9 @@ fn open(root: &Root) -> Option<Names> {
         categories,
         slugs: HEADER + slugs_at,
         slug_offs: HEADER + slug_offs,
-        meta_at: names_end,
-        meta_len,
-        meta_sum,
         map: Arc::new(map),
-    })
+    };
+    Some(Cached { names, meta })
 }
 
 /// Every document's statistics and the term tables, each with its first document.
@@ -763,17 +758,16 @@ impl StatsColumns for CachedStats {
     }
 }
 
-/// Check the meta part of an opened cache (sizes, mtimes, where the records
-/// are, statistics) and find its columns. None when it is damaged.
-fn read_meta(names: &Names) -> Option<Meta> {
-    let n = names.len;
-    let bytes = names.map.get(names.meta_at..names.meta_at.checked_add(names.meta_len)?)?;
-    if checksum(bytes) != names.meta_sum {
+/// Check the meta part of a cache of `n` documents (sizes, mtimes, where
+/// the records are, statistics), `len` bytes at `at` in `map` with checksum
+/// `sum`, and find its columns. None when it is damaged.
+fn read_meta(map: &[u8], at: usize, len: usize, sum: u64, n: usize) -> Option<Meta> {
+    let bytes = map.get(at..at.checked_add(len)?)?;
+    if checksum(bytes) != sum {
         return None;
     }
     let segments = usize::try_from(u64_at(bytes, 0)?).ok()?;
     let mut sections = Sections { meta: bytes, at: 8 };
-    let at = names.meta_at;
     let sizes = at + sections.next(8 * n)?;
     let mtimes = at + sections.next(8 * n)?;
     let records = at + sections.next(8 * (n + 1))?;
@@ -783,7 +777,7 @@ fn read_meta(names: &Names) -> Option<Meta> {
     let triggers = at + sections.next(16 * n)?;
     let dims = at + sections.next(24 * segments)?;
     let indexes = at + sections.at;
-    let records_at = (at + names.meta_len) as u64;
+    let records_at = (at + len) as u64;
     Some(Meta {
         sizes,
         mtimes,
@@ -837,16 +831,9 @@ fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
     (covered && whole).then_some((stats, tables))
 }
 
-/// Open a root's cache for its file list and records.
-fn read_records(root: &Root) -> Option<Cached> {
-    let names = open(root)?;
-    let meta = read_meta(&names)?;
-    Some(Cached { names, meta })
-}
-
 /// Open a root's cache for ranking.
 fn read(root: &Root) -> Option<(Cached, Tables)> {
-    let cached = read_records(root)?;
+    let cached = open(root)?;
     let tables = read_tables(&cached.names, &cached.meta)?;
     Some((cached, tables))
 }
