@@ -652,7 +652,8 @@ impl Sections<'_> {
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
 fn open(root: &Root) -> Option<Cached> {
-    let mut file = File::open(path(root)).ok()?;
+    let (mut file, _) =
+        crate::files::open(&root.dir, &path(root), crate::files::Links::Never).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());

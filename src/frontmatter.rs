@@ -9,6 +9,14 @@ use yaml_serde::{Mapping, Value};
 
 const BOM: &str = "\u{feff}";
 
+/// The largest frontmatter that is parsed, in bytes.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 << 10;
+
+/// The most flow collections (`[`, `{`) a frontmatter may open. Deeply
+/// nested flow collections cost the YAML parser superlinear time; counting
+/// every opener, quoted or not, bounds the depth whatever the quoting.
+pub const MAX_FLOW_OPENERS: usize = 1024;
+
 /// A parsed file: frontmatter keys in file order, and the untouched body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
@@ -121,6 +129,25 @@ fn parse_yaml(yaml: &str) -> Result<Mapping, ParseError> {
     if yaml.trim().is_empty() {
         return Ok(Mapping::new());
     }
+    // Checked before parsing, so a hostile file costs a scan, not a parse.
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(ParseError {
+            line: 1,
+            message: format!(
+                "the frontmatter is {} KiB, over the {} KiB limit; move long text into the body",
+                yaml.len().div_ceil(1024),
+                MAX_FRONTMATTER_BYTES >> 10
+            ),
+        });
+    }
+    if yaml.bytes().filter(|b| matches!(b, b'[' | b'{')).count() > MAX_FLOW_OPENERS {
+        return Err(ParseError {
+            line: 1,
+            message: format!(
+                "the frontmatter opens more than {MAX_FLOW_OPENERS} `[` or `{{` collections; write flat `key: value` lines"
+            ),
+        });
+    }
     match yaml_serde::from_str::<Value>(yaml) {
         Ok(Value::Mapping(m)) => Ok(m),
         Ok(Value::Null) => Ok(Mapping::new()),
@@ -206,6 +233,17 @@ mod tests {
         assert_eq!(keys(&again), keys(&doc));
         assert_eq!(again.body, "body");
         assert!(doc.render().contains("updated: 1791512156858\n"));
+    }
+
+    #[test]
+    fn hostile_frontmatter_is_refused_before_parsing() {
+        let deep = format!("---\nk: {}{}\n---\nbody\n", "[".repeat(20_000), "]".repeat(20_000));
+        let err = Document::parse(&deep).unwrap_err();
+        assert!(err.message.contains("more than 1024"), "{err:?}");
+        let long = format!("---\nsummary: {}\n---\n", "x".repeat(MAX_FRONTMATTER_BYTES));
+        assert!(Document::parse(&long).unwrap_err().message.contains("64 KiB limit"));
+        let quoted = "---\nsummary: \"]]]]\" \n---\n";
+        assert!(Document::parse(quoted).is_ok());
     }
 
     #[test]

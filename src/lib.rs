@@ -28,6 +28,7 @@ pub mod commands;
 pub mod compile;
 pub mod context;
 pub mod error;
+pub mod files;
 pub mod frontmatter;
 pub mod glob;
 pub mod guard;

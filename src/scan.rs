@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::files::{self, Links, Refusal};
 use crate::frontmatter::Document;
 use crate::memory::Memory;
 use crate::relpath::{RelPath, check_category, check_slug};
@@ -26,7 +26,7 @@ pub fn threads() -> usize {
 }
 
 /// Files larger than this are reported and skipped.
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
+pub use crate::files::MAX_FILE_BYTES;
 
 /// A file that could not be used as it is, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,12 +36,26 @@ pub struct Problem {
     pub message: String,
     /// True when the file was skipped; false for a field that was defaulted.
     pub skipped: bool,
+    /// Where a refused symlink points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<PathBuf>,
 }
 
 impl Problem {
     /// A field of the memory at `path` that was defaulted (the file is used).
     pub fn field(path: PathBuf, message: String) -> Problem {
-        Problem { path, line: None, message, skipped: false }
+        Problem { path, line: None, message, skipped: false, target: None }
+    }
+
+    /// A file that was not read, and why.
+    pub fn refused(path: &Path, why: &Refusal) -> Problem {
+        Problem {
+            path: path.to_path_buf(),
+            line: None,
+            message: why.to_string(),
+            skipped: true,
+            target: why.target().map(Path::to_path_buf),
+        }
     }
 }
 
@@ -267,8 +281,9 @@ pub fn list_with<'k>(
                         };
                         let Some((category, dir)) = categories.get(i) else { break };
                         let mut problems = Vec::new();
-                        let listing = known_category(category, dir, known)
-                            .unwrap_or_else(|| list_category(category, dir, &mut problems));
+                        let listing = known_category(category, dir, known).unwrap_or_else(|| {
+                            list_category(&root.dir, category, dir, &mut problems)
+                        });
                         problems.sort_by(|a, b| a.path.cmp(&b.path));
                         out.push((i, listing, problems));
                     }
@@ -325,8 +340,9 @@ fn known_category<'k>(
         name.clear();
         name.push_str(slug);
         name.push_str(".md");
-        // Followed, as a listed symlink is: the size and mtime of its target.
-        let st = rustix::fs::statat(&folder, name.as_str(), AtFlags::empty()).ok()?;
+        // A symlink, or anything but a regular file, sends the folder to a
+        // full listing, which checks where it leads.
+        let st = rustix::fs::statat(&folder, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return None;
         }
@@ -360,7 +376,7 @@ fn known_category<'k>(
 }
 
 /// The memory files of one category folder.
-fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Listing {
+fn list_category(root: &Path, category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Listing {
     let mut listing = Listing {
         category: category.to_string(),
         dir: dir.to_path_buf(),
@@ -408,7 +424,14 @@ fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Lis
             continue;
         }
         // On Linux this is `statx` relative to the open folder: no path walk.
-        let meta = if symlink { fs::metadata(entry.path()) } else { entry.metadata() };
+        let meta = match kind {
+            Some(k) if k.is_file() => entry.metadata().map_err(Refusal::Io),
+            Some(k) if k.is_symlink() => {
+                files::link_target(root, &entry.path()).map(|(_, meta)| meta)
+            }
+            Some(k) => Err(Refusal::NotRegular(files::kind(k))),
+            None => entry.metadata().map_err(Refusal::Io),
+        };
         match meta {
             Ok(meta) => {
                 let name_at = listing.names.len() as u32;
@@ -420,7 +443,7 @@ fn list_category(category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Lis
                     mtime_ns: mtime_ns(&meta),
                 });
             }
-            Err(e) => problems.push(skip(&entry.path(), &e.to_string())),
+            Err(why) => problems.push(Problem::refused(&entry.path(), &why)),
         }
     }
     let names = &listing.names;
@@ -478,15 +501,19 @@ fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
     }
 }
 
-/// Read and parse one memory file.
+/// Read and parse one memory file, `<root>/<category>/<slug>.md`: a regular
+/// file, or a symlink to one inside the root, of at most [`MAX_FILE_BYTES`].
 pub fn load(scope: Scope, rel: RelPath, path: &Path) -> Result<(Memory, Vec<String>), Problem> {
-    let mut file = fs::File::open(path).map_err(|e| skip(path, &e.to_string()))?;
+    let root = path.ancestors().nth(2).unwrap_or(path);
+    let (file, size) =
+        files::open(root, path, Links::Inside).map_err(|why| Problem::refused(path, &why))?;
     let meta = file.metadata().map_err(|e| skip(path, &e.to_string()))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(skip(path, &format!("file is {} bytes, over the 1 MiB limit", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    file.read_to_end(&mut bytes).map_err(|e| skip(path, &e.to_string()))?;
+    let bytes = files::read_open(file, size, MAX_FILE_BYTES).map_err(|why| match why {
+        Refusal::TooBig { .. } => {
+            skip(path, &format!("file is {} bytes, over the 1 MiB limit", meta.len().max(size)))
+        }
+        why => Problem::refused(path, &why),
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| skip(path, "file is not valid UTF-8; save it as UTF-8"))?;
     let doc = Document::parse(&text).map_err(|e| Problem {
@@ -494,11 +521,18 @@ pub fn load(scope: Scope, rel: RelPath, path: &Path) -> Result<(Memory, Vec<Stri
         line: Some(e.line),
         message: e.message,
         skipped: true,
+        target: None,
     })?;
     let mtime = meta.modified().map(epoch_ms).unwrap_or(0);
     Ok(Memory::from_document(rel, scope, &doc, mtime))
 }
 
 fn skip(path: &Path, message: &str) -> Problem {
-    Problem { path: path.to_path_buf(), line: None, message: message.to_string(), skipped: true }
+    Problem {
+        path: path.to_path_buf(),
+        line: None,
+        message: message.to_string(),
+        skipped: true,
+        target: None,
+    }
 }

@@ -9,10 +9,10 @@
 //! the same clock tick is never hidden. Like the index cache the snapshot
 //! is disposable: missing or damaged, folders are simply read.
 
-use std::fs::File;
 use std::path::PathBuf;
 
 use crate::cache::{RACY_NS, now_ns};
+use crate::files::{self, Links};
 use crate::mapped::Mapped;
 use crate::rank::packed::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::roots::Root;
@@ -114,8 +114,9 @@ pub fn list_beside(
     side: &(dyn Fn() + Sync),
 ) -> (Vec<Listing>, Vec<Problem>) {
     let listed_at = now_ns();
-    let file = File::open(path(root)).ok();
-    let len = file.as_ref().and_then(|f| usize::try_from(f.metadata().ok()?.len()).ok());
+    let file = files::open(&root.dir, &path(root), Links::Never).ok();
+    let len = file.as_ref().and_then(|(_, len)| usize::try_from(*len).ok());
+    let file = file.map(|(f, _)| f);
     let mapped = file.zip(len).and_then(|(f, len)| Mapped::open(&f, len).ok());
     let bytes = mapped.as_deref().unwrap_or_default();
     let snapshot = Snapshot::decode(bytes).unwrap_or_default();

@@ -99,7 +99,10 @@ fn decode(bytes: &[u8]) -> Option<Stamp> {
 /// nothing and report nothing.
 pub fn up_to_date(root: &Root, listings: &[Listing]) -> bool {
     let Some((listed_at, written_at, digest_then, files_then)) =
-        fs::read(path(root)).ok().as_deref().and_then(decode)
+        crate::files::read(&root.dir, &path(root), crate::files::Links::Never, u64::from(u32::MAX))
+            .ok()
+            .as_deref()
+            .and_then(decode)
     else {
         return false;
     };

@@ -7,17 +7,20 @@
 //! is set aside as `.state.json.bad-<ms>` and rebuilt: it is derived data.
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::files::{self, Links, Refusal};
 use crate::write::write_atomic;
 
 const FILE: &str = ".state.json";
 const LOCK: &str = ".state.json.lock";
 const VERSION: u32 = 1;
+/// The largest state file read: hit counts of a few hundred thousand memories.
+const MAX_STATE_BYTES: u64 = 256 << 20;
 
 /// The hit record of one memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,9 +66,9 @@ pub fn load(root: &Path) -> (State, Option<String>) {
 
 fn read(root: &Path) -> std::result::Result<State, String> {
     let file = path(root);
-    let bytes = match fs::read(&file) {
+    let bytes = match files::read(root, &file, Links::Never, MAX_STATE_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+        Err(Refusal::Missing) => return Ok(State::default()),
         Err(e) => return Err(format!("{}: {e}", file.display())),
     };
     serde_json::from_slice::<State>(&bytes)
@@ -92,12 +95,7 @@ pub fn record(root: &Path, paths: &[String], now_ms: i64) -> Result<Vec<String>>
 pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Result<Vec<String>> {
     fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
     let lock_path = root.join(LOCK);
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| Error::io(&lock_path, e))?;
+    let lock = crate::write::lock_file(root, &lock_path)?;
     lock.lock().map_err(|e| Error::io(&lock_path, e))?;
     let mut warnings = Vec::new();
     let mut state = match read(root) {

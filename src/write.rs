@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::files::{self, Links, MAX_FILE_BYTES};
 use crate::relpath::RelPath;
 
 /// Write `contents` to `target` (which must lie under `root`) atomically.
@@ -29,7 +30,7 @@ pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
 
 /// Move `from` to `to`, both under `root`, by rename; refuses to replace a file.
 pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
-    inside(root, from)?;
+    no_links(root, inside(root, from)?)?;
     prepare(root, to)?;
     if to.symlink_metadata().is_ok() {
         return Err(Error::input(format!("{} already exists", to.display())));
@@ -47,7 +48,38 @@ pub fn remove_file(root: &Path, target: &Path) -> Result<()> {
 fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
     let rel = inside(root, target)?;
     let parent = target.parent().unwrap_or(root).to_path_buf();
-    // Walk down from the root: no component may be a symlink.
+    no_links(root, rel)?;
+    fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    Ok(parent)
+}
+
+/// Check that `target` may be written: under `root`, and no symlink on the
+/// way to it (the file itself included).
+pub fn check_target(root: &Path, target: &Path) -> Result<()> {
+    no_links(root, inside(root, target)?)
+}
+
+/// Open (creating it if needed) the lock file `target` under `root`, never
+/// through a symlink.
+pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
+    prepare(root, target)?;
+    let mut options = fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NOFOLLOW.bits() as i32,
+    );
+    let file = options.open(target).map_err(|e| Error::io(target, e))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Error::input(format!("{} is not a regular file", target.display()))
+            .hint("remove it; mem creates its lock files itself"));
+    }
+    Ok(file)
+}
+
+/// Walk down from the root along `rel`: no component may be a symlink.
+fn no_links(root: &Path, rel: &Path) -> Result<()> {
     let mut at = root.to_path_buf();
     for part in rel.components() {
         at.push(part);
@@ -61,8 +93,7 @@ fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
             .hint("replace the link with a real folder or file inside the root"));
         }
     }
-    fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-    Ok(parent)
+    Ok(())
 }
 
 /// `target` relative to `root`, refusing anything that could climb out.
@@ -109,8 +140,8 @@ pub fn save_history(root: &Path, rel: &RelPath, updated_ms: i64, text: &[u8]) ->
     let dir = history_dir(root, rel);
     let mut target = dir.join(format!("{updated_ms}.md"));
     let mut n = 1;
-    while let Ok(existing) = fs::read(&target) {
-        if existing == text {
+    while target.symlink_metadata().is_ok() {
+        if files::read(root, &target, Links::Never, MAX_FILE_BYTES).is_ok_and(|e| e == text) {
             return Ok(target);
         }
         n += 1;

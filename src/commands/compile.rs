@@ -123,7 +123,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
     let memories = cache::memories(root, &listings);
-    let root_md = read_text(&root.dir.join("ROOT.md"))?;
+    let root_md = crate::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
     let indexes = read_indexes(root)?;
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
     let plan = plan(&sources, fix_markers);
@@ -167,17 +167,6 @@ fn unified(root: &Root, path: &str, before: &str, after: &str) -> String {
         .to_string()
 }
 
-fn read_text(path: &std::path::Path) -> Result<Option<String>> {
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            Error::input(format!("{} is not valid UTF-8", path.display()))
-                .hint("save it as UTF-8; mem left it as it is")
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
 /// The existing `index.md` of every category folder.
 fn read_indexes(root: &Root) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
@@ -187,7 +176,7 @@ fn read_indexes(root: &Root) -> Result<BTreeMap<String, String>> {
         if check_category(&name).is_err() || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        if let Some(text) = read_text(&entry.path().join("index.md"))? {
+        if let Some(text) = crate::files::text(&root.dir, &entry.path().join("index.md"))? {
             out.insert(name, text);
         }
     }

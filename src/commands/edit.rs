@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::relpath::RelPath;
-use crate::write::{move_file, save_history};
+use crate::write::{save_history, write_atomic};
 
 const TEMPLATE: &str = include_str!("../../templates/memory.md");
 
@@ -48,19 +48,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             (root, rel.under(&root.dir))
         }
     };
-    let before = std::fs::read_to_string(&file).ok();
-    // A new memory is drafted beside its final place and moved in only when saved.
-    let draft = match &before {
-        Some(_) => file.clone(),
-        None => {
-            let text =
-                TEMPLATE.replace("{id}", &rel.file()).replace("{now}", &ctx.now_ms.to_string());
-            let draft = file.with_file_name(format!(".{}.draft.md", rel.slug));
-            crate::write::write_atomic(&root.dir, &draft, text.as_bytes())?;
-            draft
-        }
+    // Checked before the editor opens: a link would only be refused on save.
+    crate::write::check_target(&root.dir, &file)?;
+    let before = crate::files::text(&root.dir, &file)?;
+    // The memory is edited as a draft beside its final place, and replaces
+    // it (atomically, never through a link) only once it parses.
+    let template = match &before {
+        Some(text) => text.clone(),
+        None => TEMPLATE.replace("{id}", &rel.file()).replace("{now}", &ctx.now_ms.to_string()),
     };
-    let template = std::fs::read_to_string(&draft).unwrap_or_default();
+    let draft = file.with_file_name(format!(".{}.draft.md", rel.slug));
+    crate::write::write_atomic(&root.dir, &draft, template.as_bytes())?;
     loop {
         open(&editor, &draft)?;
         let text = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
@@ -84,20 +82,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let after = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
     let action = match &before {
-        None if after == template => {
-            let _ = std::fs::remove_file(&draft);
-            "unchanged"
-        }
-        None => {
-            move_file(&root.dir, &draft, &file)?;
-            "created"
-        }
-        Some(old) if *old == after => "unchanged",
+        _ if after == template => "unchanged",
+        None => "created",
         Some(old) => {
             save_history(&root.dir, &rel, ctx.now_ms, old.as_bytes())?;
             "updated"
         }
     };
+    if action != "unchanged" {
+        write_atomic(&root.dir, &file, after.as_bytes())?;
+    }
+    let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
     Ok(Report { path: rel.file(), file, action, compiled })
 }

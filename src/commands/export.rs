@@ -60,6 +60,9 @@ pub struct ImportArgs {
     /// Replace live files that differ (their previous text goes to .history/)
     #[arg(long)]
     pub overwrite: bool,
+    /// Import even memories whose text looks like it holds a credential
+    #[arg(long)]
+    pub allow_secret: bool,
 }
 
 /// Import targets.
@@ -110,7 +113,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let (files, problems) = walk(root);
         warnings.extend(problems.iter().map(ToString::to_string));
         for f in files {
-            match read_doc(&f.path) {
+            match read_doc(&root.dir, &f.path) {
                 Ok(doc) => memories.push(Exported {
                     root: root.scope,
                     path: f.rel.file(),
@@ -140,8 +143,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     Ok(Report { export, text, written, warnings })
 }
 
-fn read_doc(path: &Path) -> Result<Document> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+fn read_doc(root: &Path, path: &Path) -> Result<Document> {
+    let text = crate::files::text(root, path)?
+        .ok_or_else(|| Error::not_found(format!("{}: no such file", path.display())))?;
     Document::parse(&text)
         .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))
 }
@@ -214,22 +218,38 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
     let root = target(ctx, args.into)?;
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
+    let mut secrets = Vec::new();
     for m in &export.memories {
         let rel = RelPath::parse(&m.path)
             .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
         let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
         let new = doc.render();
         let file = rel.under(&root.dir);
-        let action = match std::fs::read_to_string(&file) {
-            Ok(old) if old == new => "unchanged",
-            Ok(_) if !args.overwrite => {
+        let action = match crate::files::text(&root.dir, &file)? {
+            Some(old) if old == new => "unchanged",
+            Some(_) if !args.overwrite => {
                 conflicts.push(rel.file());
                 "conflict"
             }
-            Ok(_) => "updated",
-            Err(_) => "created",
+            Some(_) => "updated",
+            None => "created",
         };
+        if !args.allow_secret {
+            secrets.extend(
+                crate::guard::secrets::scan(&new)
+                    .into_iter()
+                    .map(|f| format!("{}:{}: {}", rel.file(), f.line, f.what)),
+            );
+        }
         plan.push((rel, new, action, m.hits));
+    }
+    if !secrets.is_empty() {
+        return Err(Error::input(format!(
+            "{}: nothing was imported; what looks like a credential: {}",
+            args.file.display(),
+            secrets.join("; ")
+        ))
+        .hint("remove them from the export, or pass --allow-secret if they are not credentials"));
     }
     if !conflicts.is_empty() {
         return Err(Error::input(format!(
@@ -245,8 +265,8 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
         for (rel, new, action, _) in &plan {
             let file = rel.under(&root.dir);
             if *action == "updated" {
-                let old = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
-                save_history(&root.dir, rel, ctx.now_ms, &old)?;
+                let old = crate::files::text(&root.dir, &file)?.unwrap_or_default();
+                save_history(&root.dir, rel, ctx.now_ms, old.as_bytes())?;
             }
             if *action != "unchanged" {
                 write_atomic(&root.dir, &file, new.as_bytes())?;

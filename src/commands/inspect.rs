@@ -114,7 +114,7 @@ fn find_secrets(roots: &[&Root]) -> Vec<SecretFinding> {
         let (files, problems) = walk(root);
         let misplaced = problems.into_iter().map(|p| p.path).filter(|p| p.is_file());
         for path in files.into_iter().map(|f| f.path).chain(misplaced) {
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let Ok(Some(text)) = crate::files::text(&root.dir, &path) else { continue };
             for f in secrets::scan(&text) {
                 out.push(SecretFinding { file: path.clone(), line: f.line, what: f.what });
             }
@@ -162,7 +162,8 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
     let (root, file) =
         ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let hits = state::load(&root.dir).0.hits.get(&rel.file()).copied().unwrap_or_default();
-    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+    let text = crate::files::text(&root.dir, &file)?
+        .ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
     let find = |p: &str| tree.memories.iter().find(|m| m.file() == p);
     let chain = |next: fn(&Memory) -> Option<&String>| {

@@ -147,9 +147,13 @@ fn read_one(root: &Root, f: &crate::scan::FileEntry, out: &mut Vec<Finding>) -> 
         problem,
         fix: fix.into(),
     };
-    let Ok(text) = std::fs::read_to_string(&f.path) else {
-        out.push(finding(None, "not readable as UTF-8".into(), "save it as UTF-8"));
-        return None;
+    let text = match crate::files::text(&root.dir, &f.path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(e) => {
+            out.push(finding(None, e.message, e.hint.as_deref().unwrap_or("")));
+            return None;
+        }
     };
     let doc = match Document::parse(&text) {
         Ok(doc) => doc,

@@ -111,7 +111,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let file = rel.under(&root.dir);
     let body = read_body(args.body.as_deref())?;
     let old = resolve_supersedes(ctx, args, &rel)?;
-    let previous = read_existing(&file)?;
+    let previous = read_existing(root, &file)?;
     let given_text = body.is_some() || args.summary.is_some();
     let draft = match &previous {
         Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
@@ -129,6 +129,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => Action::Unchanged,
         Some(doc) => {
             let text = doc.render();
+            refuse_unreadable(&rel, &text)?;
             refuse_secrets(&rel, &text, args.allow_secret)?;
             let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
             if given_text {
@@ -180,6 +181,20 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         compiled,
         manifest,
         warnings,
+    })
+}
+
+/// Refuse a memory that no command could read back.
+fn refuse_unreadable(rel: &RelPath, text: &str) -> Result<()> {
+    if text.len() as u64 > scan::MAX_FILE_BYTES {
+        return Err(Error::input(format!(
+            "{rel}: the memory would be {} KiB, over the 1 MiB limit every command reads",
+            text.len().div_ceil(1024)
+        ))
+        .hint("keep a memory short; link to a document in the repository for the details"));
+    }
+    Document::parse(text).map(drop).map_err(|e| {
+        Error::input(format!("{rel}: {}", e.message)).hint("shorten the fields given as flags")
     })
 }
 
@@ -318,15 +333,8 @@ fn read_body(arg: Option<&str>) -> Result<Option<String>> {
 }
 
 /// The file's text and parsed form, or None when it does not exist.
-fn read_existing(file: &std::path::Path) -> Result<Option<(String, Document)>> {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(file, e)),
-    };
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::input(format!("{} is not valid UTF-8; it was left as it is", file.display()))
-    })?;
+fn read_existing(root: &Root, file: &std::path::Path) -> Result<Option<(String, Document)>> {
+    let Some(text) = crate::files::text(&root.dir, file)? else { return Ok(None) };
     let doc = Document::parse(&text).map_err(|e| {
         Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
             .hint("fix the frontmatter by hand; mem does not rewrite a file it cannot read")
@@ -452,7 +460,7 @@ fn resolve_supersedes<'a>(
 /// Set `superseded_by` on the old memory, saving its previous text first.
 fn mark_superseded(root: &Root, old: &RelPath, new: &RelPath) -> Result<String> {
     let file = old.under(&root.dir);
-    let Some((text, mut doc)) = read_existing(&file)? else {
+    let Some((text, mut doc)) = read_existing(root, &file)? else {
         return Err(Error::not_found(format!("{old} disappeared while it was being updated")));
     };
     if doc.get_str("superseded_by") != Some(new.file().as_str()) {
