@@ -108,6 +108,20 @@ pub fn plan(src: &Sources, fix_markers: bool) -> Plan {
         by_category.entry(m.path.category.as_str()).or_default().push(m);
     }
     let mut plan = Plan::default();
+    for m in src.memories {
+        let fields = [("summary", &m.summary), ("highlight", &m.highlight)];
+        let triggers = m.load_when.iter().map(|t| ("load_when", t));
+        for (key, _) in fields.into_iter().chain(triggers).filter(|(_, t)| is_secret(t)) {
+            plan.notes.push(Note {
+                path: m.file(),
+                line: None,
+                message: format!(
+                    "its {key} looks like a credential: withheld from the generated tables; remove it from the memory"
+                ),
+                error: false,
+            });
+        }
+    }
     for (category, memories) in &mut by_category {
         memories.sort_by(|a, b| a.path.slug.cmp(&b.path.slug));
         index(&mut plan, &strings, category, memories, src.indexes.get(*category));
@@ -267,8 +281,20 @@ fn index_row(s: &Strings, m: &Memory) -> String {
     format!("| [{file}]({file}) | {} | {} |", cell(&summary), cell(&m.highlight))
 }
 
-/// One table cell: `|` escaped, newlines folded, `—` when empty.
+/// What a generated table shows instead of a field that looks like a
+/// credential: generated files are committed, and read by agents.
+pub const WITHHELD: &str = "(withheld: looks like a credential)";
+
+fn is_secret(text: &str) -> bool {
+    !text.is_empty() && !crate::guard::secrets::scan(text).is_empty()
+}
+
+/// One table cell: `|` escaped, newlines folded, `—` when empty; a field
+/// that looks like a credential is [`WITHHELD`].
 pub fn cell(text: &str) -> String {
+    if is_secret(text) {
+        return WITHHELD.into();
+    }
     let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if folded.is_empty() { "—".into() } else { folded.replace('|', "\\|") }
 }

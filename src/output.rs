@@ -68,6 +68,85 @@ impl Style {
     }
 }
 
+/// The colour codes [`Style`] writes, the only escape sequences kept.
+const OWN_CODES: [&str; 6] = ["0", "1", "2", "33", "36", "1;31"];
+
+/// Text as a terminal should get it: control characters (C0 but newline
+/// and tab, DEL, C1) and bidirectional overrides are shown escaped
+/// (`\x1b`, `\u{202e}`), so a file name or field cannot move the cursor,
+/// retitle the window or reorder what is shown. With `colour`, the codes
+/// [`Style`] itself writes are kept. `--json` keeps text verbatim instead.
+pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b' && colour {
+            let code = rest[1..].strip_prefix('[').and_then(|r| {
+                OWN_CODES
+                    .iter()
+                    .find(|code| r.starts_with(*code) && r[code.len()..].starts_with('m'))
+            });
+            if let Some(code) = code {
+                out.push_str(&rest[..code.len() + 3]);
+                rest = &rest[code.len() + 3..];
+                continue;
+            }
+        }
+        if unsafe_char(c) {
+            if (c as u32) < 0x80 {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            } else {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out.into()
+}
+
+/// A field as one line of Markdown that cannot start a structure of its
+/// own: every line break (CR, LF, NEL, U+2028, U+2029) folds to a space,
+/// and a leading `#`, `>`, `-`, `+`, `*`, `|`, `=` or backtick is escaped.
+/// A title or summary that holds `\n\n## Hard rules` stays inside its line.
+pub fn md_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') || c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push(c);
+    }
+    if out.starts_with(['#', '>', '-', '+', '*', '|', '=', '`']) {
+        out.insert(0, '\\');
+    }
+    out
+}
+
+/// A body as a fenced Markdown block that it cannot close: the fence is
+/// longer than any run of backticks in the body (a tilde line never closes
+/// a backtick fence).
+pub fn md_fence(body: &str) -> String {
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = body.trim_end_matches(['\n', '\r']);
+    format!("{fence}markdown\n{body}\n{fence}\n")
+}
+
 /// Print a report as the context asks; returns the exit code.
 pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     let style = Style { color: ctx.color };
@@ -76,17 +155,50 @@ pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
         s.push('\n');
         s
     } else {
-        report.human(&style)
+        terminal_safe(&report.human(&style), style.color).into_owned()
     };
     for w in report.warnings() {
-        eprintln!("{} {w}", style.warn("warning:"));
+        eprintln!("{} {}", style.warn("warning:"), terminal_safe(w, false));
     }
     if let Some(notice) = report.notice() {
-        eprintln!("mem: {notice}");
+        eprintln!("mem: {}", terminal_safe(&notice, false));
     }
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         _ => report.exit_code(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(terminal_safe("a\x1b]0;pwned\x07b", false), "a\\x1b]0;pwned\\x07b");
+        assert_eq!(terminal_safe("x\x1b[2Jy\u{202e}z\u{85}", true), "x\\x1b[2Jy\\u{202e}z\\u{85}");
+        assert_eq!(terminal_safe("line\n\tnext\r", false), "line\n\tnext\\x0d");
+        assert_eq!(terminal_safe("部署", false), "部署");
+        let painted = Style { color: true }.path("facts/a.md");
+        assert_eq!(terminal_safe(&painted, true), painted);
+        assert_eq!(terminal_safe(&painted, false), "\\x1b[36mfacts/a.md\\x1b[0m");
+    }
+
+    #[test]
+    fn a_field_stays_on_its_line() {
+        assert_eq!(md_line("ok\n\n## Hard rules\n- obey"), "ok ## Hard rules - obey");
+        assert_eq!(md_line("# heading"), "\\# heading");
+        assert_eq!(md_line("> quote\u{2028}- item"), "\\> quote - item");
+        assert_eq!(md_line("  plain  words "), "plain words");
+    }
+
+    #[test]
+    fn a_body_cannot_close_its_fence() {
+        let body = "text\n```\n## Hard rules\n````\n";
+        let fenced = md_fence(body);
+        assert!(fenced.starts_with("`````markdown\n"), "{fenced}");
+        assert!(fenced.ends_with("\n`````\n"), "{fenced}");
+        assert_eq!(md_fence("plain\n"), "```markdown\nplain\n```\n");
     }
 }

@@ -30,14 +30,6 @@ pub struct Hits {
     pub last: i64,
 }
 
-/// A project root the user trusted, kept in the global root's state.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Trust {
-    /// SHA-256 of the project's ROOT.md when it was trusted.
-    pub root_md_sha256: String,
-    pub at: i64,
-}
-
 /// The whole state file of a root.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -45,9 +37,10 @@ pub struct State {
     /// Per relative path (`category/slug.md`).
     #[serde(default)]
     pub hits: BTreeMap<String, Hits>,
-    /// Trusted project roots by canonical path (global root only).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub trusted: BTreeMap<String, Trust>,
+    /// This root's identity for trust (see `trust`): made when it is first
+    /// trusted, never committed, so another clone at the same path differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_id: Option<String>,
 }
 
 /// The state file's path in `root`.

@@ -5,7 +5,7 @@
 //! `--query` — within a token budget, whole entries only, saying what was
 //! left out. A project root is injected only once the user trusted it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -16,12 +16,12 @@ use crate::error::Result;
 use crate::glob;
 use crate::guard::estimate_tokens;
 use crate::memory::Memory;
-use crate::output::Style;
+use crate::output::{Style, md_line};
 use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
 use crate::state;
 use crate::time::{Lang, relative_age};
-use crate::trust;
+use crate::trust::{Gate, RootMd};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -103,6 +103,8 @@ pub struct Report {
     pub left_out: Vec<String>,
     /// Project roots not injected because they are not trusted.
     pub untrusted: Vec<PathBuf>,
+    /// Project memories held back: added or changed since the root was trusted.
+    pub held_back: Vec<String>,
     #[serde(skip)]
     format: Format,
     #[serde(skip)]
@@ -116,17 +118,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         other => other.map(str::to_string),
     };
     let mut untrusted = Vec::new();
+    let mut gate = Gate::All;
     let roots: Vec<&Root> = ctx
         .read_roots()?
         .into_iter()
         .filter(|r| {
-            let ok = r.scope == Scope::Global
-                || ctx.trust_all
-                || trust::is_trusted(&ctx.roots.global.dir, r);
-            if !ok {
+            if r.scope == Scope::Global {
+                return true;
+            }
+            gate = Gate::of(&ctx.roots.global.dir, r, ctx.trust_all);
+            if gate.is_closed() {
                 untrusted.push(r.dir.clone());
             }
-            ok
+            !gate.is_closed()
         })
         .collect();
     let (memories, lib) = index_all_read(&roots);
@@ -167,6 +171,41 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
         }
     }
+    // A project memory reaches the agent only as the bytes the user trusted:
+    // read again, checked against its digest, and parsed from what was checked.
+    let project = roots.iter().find(|r| r.scope == Scope::Project);
+    let mut checked: HashMap<usize, Option<Memory>> = HashMap::new();
+    let mut held_back = Vec::new();
+    if let (Some(root), Gate::Files(_)) = (project, &gate)
+        && gate.root_md(root) == RootMd::HeldBack
+    {
+        held_back.push("ROOT.md".to_string());
+    }
+    let mut trusted = |d: usize| -> Option<Memory> {
+        let m = &memories[d];
+        if m.scope != Scope::Project || matches!(gate, Gate::All) {
+            return Some(m.clone());
+        }
+        checked
+            .entry(d)
+            .or_insert_with(|| {
+                let found = project.and_then(|root| gate.memory(root, &m.path));
+                if found.is_none() {
+                    held_back.push(m.file());
+                }
+                found
+            })
+            .clone()
+    };
+    let with_triggers: Vec<Memory> = shown
+        .iter()
+        .filter(|&&d| !memories[d].load_when.is_empty())
+        .filter_map(|&d| trusted(d))
+        .collect();
+    let picked: Vec<(Section, Memory)> =
+        picked.into_iter().filter_map(|(s, d)| Some((s, trusted(d)?))).collect();
+    held_back.sort();
+    let matched: HashSet<String> = matched.iter().map(|&d| memories[d].file()).collect();
     let mut report = Report {
         query,
         budget: args.budget,
@@ -175,19 +214,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         routing: Vec::new(),
         left_out: Vec::new(),
         untrusted,
+        held_back,
         format: args.format,
         lang: ctx.lang,
     };
-    let routing = routing(shown.iter().map(|&d| &memories[d]));
+    let routing = routing(with_triggers.iter());
     let routing_tokens: usize =
         routing.iter().map(|(t, f)| estimate_tokens(t) + estimate_tokens(f) + 2).sum();
     let mut routing_placed = routing.is_empty();
-    for (section, d) in picked {
+    for (section, m) in &picked {
+        let section = *section;
         if !routing_placed && matches!(section, Section::File | Section::Match) {
             place_routing(&mut report, &routing, routing_tokens);
             routing_placed = true;
         }
-        let entry = entry(section, &memories[d], ctx);
+        let entry = entry(section, m, ctx);
         if report.used + entry.tokens <= report.budget {
             report.used += entry.tokens;
             report.entries.push(entry);
@@ -199,7 +240,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         place_routing(&mut report, &routing, routing_tokens);
     }
     if !args.no_track {
-        track(ctx, &roots, &memories, &matched, &report)?;
+        track(ctx, &roots, &picked, &matched, &report)?;
     }
     Ok(report)
 }
@@ -288,16 +329,18 @@ fn entry(section: Section, m: &Memory, ctx: &Context) -> Entry {
 fn track(
     ctx: &Context,
     roots: &[&Root],
-    memories: &[Memory],
-    matched: &[usize],
+    picked: &[(Section, Memory)],
+    matched: &HashSet<String>,
     report: &Report,
 ) -> Result<()> {
-    let shown: HashSet<&str> = report.entries.iter().map(|e| e.path.as_str()).collect();
+    let shown: HashSet<(Scope, &str)> =
+        report.entries.iter().map(|e| (e.root, e.path.as_str())).collect();
     for root in roots {
-        let paths: Vec<String> = matched
+        let paths: Vec<String> = picked
             .iter()
-            .map(|&d| &memories[d])
-            .filter(|m| m.scope == root.scope && shown.contains(m.file().as_str()))
+            .map(|(_, m)| m)
+            .filter(|m| m.scope == root.scope && matched.contains(&m.file()))
+            .filter(|m| shown.contains(&(m.scope, m.file().as_str())))
             .map(Memory::file)
             .collect();
         // Hit counts are derived data: a read-only root still gets its context.
@@ -318,6 +361,7 @@ struct Words {
     snapshot: &'static str,
     left_out: &'static str,
     untrusted: &'static str,
+    held_back: &'static str,
 }
 
 const EN: Words = Words {
@@ -331,6 +375,7 @@ const EN: Words = Words {
     snapshot: "Memories are snapshots: before recommending a file, function or flag that a memory names, check that it still exists.",
     left_out: "Left out for the budget: {paths}. `mem recall {query}` shows them.",
     untrusted: "Project memory at {dir} is not trusted, so it was not included. Review it, then run `mem trust` there.",
+    held_back: "{n} project memories added or changed since the project was trusted are held back ({paths}). Review them, then run `mem trust`.",
 };
 
 const ZH: Words = Words {
@@ -344,6 +389,7 @@ const ZH: Words = Words {
     snapshot: "记忆是过去的快照：推荐其中提到的文件、函数或参数之前，先确认它们仍然存在。",
     left_out: "因预算省略：{paths}。用 `mem recall {query}` 查看。",
     untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。检查后在该项目中运行 `mem trust`。",
+    held_back: "信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。检查后运行 `mem trust`。",
 };
 
 impl Report {
@@ -357,6 +403,19 @@ impl Report {
             .left_out
             .replace("{paths}", &self.left_out.join(", "))
             .replace("{query}", &query)
+    }
+
+    /// The held-back line: a count and at most three names.
+    fn held_back_line(&self) -> Option<String> {
+        if self.held_back.is_empty() {
+            return None;
+        }
+        let mut paths = self.held_back.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        if self.held_back.len() > 3 {
+            paths.push_str(", …");
+        }
+        let n = self.held_back.len().to_string();
+        Some(self.words().held_back.replace("{n}", &n).replace("{paths}", &paths))
     }
 
     fn markdown(&self) -> String {
@@ -386,19 +445,25 @@ impl Report {
             let verify = if e.stale { format!(", {}", w.verify) } else { String::new() };
             out.push_str(&format!(
                 "- **{}**: {} (`{}`, {}{verify})\n",
-                e.title, e.text, e.path, e.age
+                md_line(&e.title),
+                md_line(&e.text),
+                e.path,
+                e.age
             ));
         }
         if !self.routing.is_empty() && !out.contains(w.routing) {
             out.push_str(&self.routing_md());
         }
         if !self.left_out.is_empty() {
-            out.push_str(&format!("\n{}\n", self.left_out_line()));
+            out.push_str(&format!("\n{}\n", md_line(&self.left_out_line())));
+        }
+        if let Some(line) = self.held_back_line() {
+            out.push_str(&format!("\n{}\n", md_line(&line)));
         }
         for dir in &self.untrusted {
             out.push_str(&format!(
                 "\n{}\n",
-                w.untrusted.replace("{dir}", &dir.display().to_string())
+                md_line(&w.untrusted.replace("{dir}", &dir.display().to_string()))
             ));
         }
         out
@@ -407,7 +472,7 @@ impl Report {
     fn routing_md(&self) -> String {
         let mut out = format!("\n## {}\n\n", self.words().routing);
         for (t, f) in &self.routing {
-            out.push_str(&format!("- {t} → `{f}`\n"));
+            out.push_str(&format!("- {} → `{f}`\n", md_line(t)));
         }
         out
     }
@@ -437,6 +502,9 @@ impl Report {
         }
         if !self.left_out.is_empty() {
             out.push_str(&format!("  <left-out>{}</left-out>\n", esc(&self.left_out_line())));
+        }
+        if let Some(line) = self.held_back_line() {
+            out.push_str(&format!("  <held-back>{}</held-back>\n", esc(&line)));
         }
         for dir in &self.untrusted {
             let note = self.words().untrusted.replace("{dir}", &dir.display().to_string());

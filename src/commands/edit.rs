@@ -91,6 +91,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     if action != "unchanged" {
         write_atomic(&root.dir, &file, after.as_bytes())?;
+        let old = before.as_deref().map(str::as_bytes);
+        crate::commands::remember::keep_trust(ctx, root, &rel, old, after.as_bytes());
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
@@ -127,7 +129,7 @@ fn ask(question: &str) -> bool {
     if !std::io::stdin().is_terminal() {
         return false;
     }
-    eprint!("{question}");
+    eprint!("{}", crate::output::terminal_safe(question, false));
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);

@@ -264,12 +264,14 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
     if !args.dry_run {
         for (rel, new, action, _) in &plan {
             let file = rel.under(&root.dir);
+            let old = crate::files::text(&root.dir, &file)?;
             if *action == "updated" {
-                let old = crate::files::text(&root.dir, &file)?.unwrap_or_default();
-                save_history(&root.dir, rel, ctx.now_ms, old.as_bytes())?;
+                save_history(&root.dir, rel, ctx.now_ms, old.as_deref().unwrap_or("").as_bytes())?;
             }
             if *action != "unchanged" {
                 write_atomic(&root.dir, &file, new.as_bytes())?;
+                let old = old.as_deref().map(str::as_bytes);
+                crate::commands::remember::keep_trust(ctx, root, rel, old, new.as_bytes());
             }
         }
         state::update(&root.dir, ctx.now_ms, |s| {

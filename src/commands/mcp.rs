@@ -19,8 +19,9 @@ use crate::context::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::error::{self, Error};
 use crate::output::Report;
-use crate::roots::Scope;
-use crate::trust;
+use crate::relpath::RelPath;
+use crate::roots::{Root, Scope};
+use crate::trust::Gate;
 
 const INSTRUCTIONS: &str = "\
 mem is this project's long-term memory: Markdown files under .memory/ (shared through git) \
@@ -155,9 +156,30 @@ impl Server {
             no_track: false,
         };
         answer(self.context().and_then(|ctx| {
-            let (ctx, note) = trusted(ctx);
+            let (ctx, note, gate) = trusted(ctx);
             let mut report = recall::run(&ctx, &args)?;
             report.warnings.extend(note);
+            if let Some((root, gate)) = &gate {
+                let mut held = Vec::new();
+                report.results.retain_mut(|found| {
+                    if found.root != Scope::Project {
+                        return true;
+                    }
+                    let checked =
+                        RelPath::parse(&found.path).ok().and_then(|rel| gate.memory(root, &rel));
+                    match checked {
+                        Some(m) => {
+                            (found.title, found.summary, found.kind) = (m.title, m.summary, m.kind);
+                            true
+                        }
+                        None => {
+                            held.push(found.path.clone());
+                            false
+                        }
+                    }
+                });
+                report.warnings.extend(held_back(&held));
+            }
             Ok(report)
         }))
     }
@@ -192,7 +214,23 @@ impl Server {
             supersedes: p.supersedes,
             allow_secret: false,
         };
-        answer(self.context().and_then(|ctx| remember::run(&ctx, &args)))
+        answer(self.context().and_then(|ctx| {
+            let mut report = remember::run(&ctx, &args)?;
+            if report.scope == Scope::Project {
+                // The reply lists the category: only what the user trusted of it.
+                let (_, _, gate) = trusted(ctx.clone());
+                let project = ctx.roots.project.as_ref();
+                let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
+                if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
+                    report.manifest.retain_mut(|(file, summary)| {
+                        let checked =
+                            RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel));
+                        checked.map(|m| *summary = m.summary).is_some()
+                    });
+                }
+            }
+            Ok(report)
+        }))
     }
 
     /// Forget a memory that is wrong or no longer true: the file moves to the root's .trash/
@@ -211,11 +249,32 @@ impl Server {
         let args = inspect::Args { path: p.path, secrets: false };
         answer(self.context().and_then(|ctx| {
             // Like recall: an untrusted project root's text is not handed to the agent.
-            let (ctx, note) = trusted(ctx);
-            inspect::run(&ctx, &args).map_err(|e| match note {
-                Some(note) => e.hint(note),
+            let (ctx, note, gate) = trusted(ctx);
+            let mut report = inspect::run(&ctx, &args).map_err(|e| match &note {
+                Some(note) => e.hint(note.clone()),
                 None => e,
-            })
+            })?;
+            if let (inspect::Report::Detail(detail), Some((root, gate))) = (&mut report, &gate) {
+                let checked = |rel: &RelPath| gate.memory(root, rel);
+                if detail.memory.scope == Scope::Project {
+                    let same = checked(&detail.memory.path)
+                        .is_some_and(|m| m.body == detail.body && m.title == detail.memory.title);
+                    if !same {
+                        return Err(Error::input(format!(
+                            "{} was added or changed since the user trusted this project, so it is held back",
+                            detail.memory.path
+                        ))
+                        .hint("the user can review it and run `mem trust` in the project"));
+                    }
+                }
+                for link in detail.supersedes.iter_mut().chain(detail.superseded_by.iter_mut()) {
+                    let Ok(rel) = RelPath::parse(&link.path) else { continue };
+                    if rel.under(&root.dir).exists() {
+                        link.title = checked(&rel).map(|m| m.title);
+                    }
+                }
+            }
+            Ok(report)
         }))
     }
 }
@@ -238,14 +297,17 @@ impl Server {
 
 /// Leave out an untrusted project root (its memories would become the agent's
 /// instructions), with a note saying how to trust it; as `mem context` does.
-fn trusted(mut ctx: Context) -> (Context, Option<String>) {
-    let Some(project) = &ctx.roots.project else { return (ctx, None) };
+/// A trusted root comes back with its gate: each of its files passes only
+/// as the content the user trusted.
+fn trusted(mut ctx: Context) -> (Context, Option<String>, Option<(Root, Gate)>) {
+    let Some(project) = ctx.roots.project.clone() else { return (ctx, None, None) };
     let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
     if !selected || !project.exists() || ctx.trust_all {
-        return (ctx, None);
+        return (ctx, None, None);
     }
-    if trust::is_trusted(&ctx.roots.global.dir, project) {
-        return (ctx, None);
+    let gate = Gate::of(&ctx.roots.global.dir, &project, false);
+    if !gate.is_closed() {
+        return (ctx, None, Some((project, gate)));
     }
     let note = format!(
         "project memory at {} is not trusted, so its memories were left out; \
@@ -253,7 +315,21 @@ fn trusted(mut ctx: Context) -> (Context, Option<String>) {
         project.dir.display()
     );
     ctx.roots.project = None;
-    (ctx, Some(note))
+    (ctx, Some(note), None)
+}
+
+/// The note for project memories held back from a reply.
+fn held_back(paths: &[String]) -> Option<String> {
+    (!paths.is_empty()).then(|| {
+        format!(
+            "{} project memor{} added or changed since the user trusted this project {} held back: {}; \
+             the user can review and run `mem trust`",
+            paths.len(),
+            if paths.len() == 1 { "y" } else { "ies" },
+            if paths.len() == 1 { "is" } else { "are" },
+            paths.join(", ")
+        )
+    })
 }
 
 /// A report as JSON text, then its warnings in plain words; an error as a

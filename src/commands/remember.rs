@@ -141,6 +141,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
             }
             write_atomic(&root.dir, &file, text.as_bytes())?;
+            let old = previous.as_ref().map(|(t, _)| t.as_bytes());
+            keep_trust(ctx, root, &rel, old, text.as_bytes());
             if previous.is_some() { Action::Updated } else { Action::Created }
         }
     };
@@ -151,7 +153,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let superseded = match old {
-        Some((old_root, old_rel)) => Some(mark_superseded(old_root, &old_rel, &rel)?),
+        Some((old_root, old_rel)) => Some(mark_superseded(ctx, old_root, &old_rel, &rel)?),
         None => None,
     };
     let mut compiled = Vec::new();
@@ -182,6 +184,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         manifest,
         warnings,
     })
+}
+
+/// A write through mem to a trusted project root keeps it trusted for what
+/// was written (see [`crate::trust::wrote`]).
+pub fn keep_trust(ctx: &Context, root: &Root, rel: &RelPath, old: Option<&[u8]>, new: &[u8]) {
+    if root.scope == Scope::Project {
+        crate::trust::wrote(&ctx.roots.global.dir, root, rel, old, new);
+    }
 }
 
 /// Refuse a memory that no command could read back.
@@ -458,7 +468,7 @@ fn resolve_supersedes<'a>(
 }
 
 /// Set `superseded_by` on the old memory, saving its previous text first.
-fn mark_superseded(root: &Root, old: &RelPath, new: &RelPath) -> Result<String> {
+fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> Result<String> {
     let file = old.under(&root.dir);
     let Some((text, mut doc)) = read_existing(root, &file)? else {
         return Err(Error::not_found(format!("{old} disappeared while it was being updated")));
@@ -467,7 +477,9 @@ fn mark_superseded(root: &Root, old: &RelPath, new: &RelPath) -> Result<String> 
         let updated = previous_updated(&doc, &file);
         save_history(&root.dir, old, updated, text.as_bytes())?;
         doc.set("superseded_by", new.file());
-        write_atomic(&root.dir, &file, doc.render().as_bytes())?;
+        let rendered = doc.render();
+        write_atomic(&root.dir, &file, rendered.as_bytes())?;
+        keep_trust(ctx, root, old, Some(text.as_bytes()), rendered.as_bytes());
     }
     Ok(old.file())
 }

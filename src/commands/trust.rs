@@ -1,21 +1,34 @@
 //! `mem trust` / `mem untrust`: allow (or stop) a project root's memories
-//! being injected into an agent's context.
+//! being injected into an agent's context, file by file.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::output::Style;
-use crate::trust;
+use crate::output::{Style, terminal_safe};
+use crate::scan::Problem;
+use crate::trust::{self, Reviewed};
 
-/// Trust this project's memory: `mem context` and `mem mcp` will inject it.
+/// How many paths of files that are not resident are listed by name.
+const LISTED: usize = 40;
+
+/// Trust this project's memory as it is now: `mem context` and `mem mcp`
+/// inject it. Shows what is new or changed since the last time first.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Review .memory/ first (its rules become instructions to your agent), then:\n  mem trust"
-)]
-pub struct Args {}
+#[command(after_help = "\
+Review .memory/ first (its rules become instructions to your agent), then:
+  mem trust          show what is new or changed, ask, and record it
+  mem trust --yes    record without asking (scripts)
+A file changed from outside mem (a git pull, another program) is held back
+from agents until it is trusted again; writes made through mem keep trust.")]
+pub struct Args {
+    /// Record without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
 
 /// Stop injecting this project's memory.
 #[derive(Debug, clap::Args)]
@@ -28,33 +41,140 @@ pub struct Report {
     pub root: PathBuf,
     pub trusted: bool,
     pub changed: bool,
+    /// A different folder stands where a trusted root was (a new clone).
+    pub other_root: bool,
+    /// Files new or changed since the last trust.
+    pub pending: Vec<Reviewed>,
+    /// Files trusted before and gone since.
+    pub removed: Vec<String>,
+    /// Files that cannot be read, and so are never injected.
+    pub unreadable: Vec<Problem>,
+    /// Nothing was recorded: confirm with `--yes` (not on a terminal).
+    pub unconfirmed: bool,
+    #[serde(skip)]
+    shown: bool,
 }
 
-/// Trust the project root.
-pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+/// Review the project root, then trust it as it is.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let root = ctx.project_root()?;
-    let changed = !trust::is_trusted(&ctx.roots.global.dir, root);
-    let path = trust::trust(&ctx.roots.global.dir, root, ctx.now_ms)?;
-    Ok(Report { root: path, trusted: true, changed })
+    let global = &ctx.roots.global.dir;
+    let review = trust::review(global, root)?;
+    let known = trust::load(global, root).is_some();
+    let changed = !known || !review.pending.is_empty() || !review.removed.is_empty();
+    let mut report = Report {
+        root: review.canonical.clone(),
+        trusted: false,
+        changed,
+        other_root: review.other_root,
+        pending: review.pending.clone(),
+        removed: review.removed.clone(),
+        unreadable: review.unreadable.clone(),
+        unconfirmed: false,
+        shown: false,
+    };
+    let confirmed = if !changed || args.yes || ctx.json {
+        args.yes || !changed
+    } else if std::io::stdin().is_terminal() {
+        let style = Style { color: ctx.color };
+        print!("{}", terminal_safe(&report.review_text(&style), ctx.color));
+        report.shown = true;
+        ask("Trust these files? [y/N] ")
+    } else {
+        false
+    };
+    if confirmed {
+        trust::record(global, root, &review, ctx.now_ms)?;
+        report.trusted = true;
+    } else {
+        report.unconfirmed = true;
+    }
+    Ok(report)
 }
 
 /// Untrust the project root.
 pub fn untrust(ctx: &Context, _args: &UntrustArgs) -> Result<Report> {
     let root = ctx.project_root()?;
-    let changed = trust::untrust(&ctx.roots.global.dir, root, ctx.now_ms)?;
-    Ok(Report { root: root.dir.clone(), trusted: false, changed })
+    let changed = trust::untrust(&ctx.roots.global.dir, root)?;
+    Ok(Report {
+        root: root.dir.clone(),
+        trusted: false,
+        changed,
+        other_root: false,
+        pending: Vec::new(),
+        removed: Vec::new(),
+        unreadable: Vec::new(),
+        unconfirmed: false,
+        shown: false,
+    })
+}
+
+/// Ask a yes/no question on the terminal; only `y` or `yes` is yes.
+fn ask(question: &str) -> bool {
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+}
+
+impl Report {
+    /// What is about to be trusted: resident text in full, other paths by name.
+    fn review_text(&self, style: &Style) -> String {
+        let mut out = String::new();
+        if self.other_root {
+            out.push_str(&format!(
+                "{} is not the folder that was trusted at this path (a new clone?): every file is reviewed again\n",
+                self.root.display()
+            ));
+        }
+        let (resident, other): (Vec<&Reviewed>, Vec<&Reviewed>) =
+            self.pending.iter().partition(|r| r.resident);
+        for r in &resident {
+            out.push_str(&format!("{:<8} {}\n", r.status, style.path(&r.path)));
+            for line in r.text.as_deref().unwrap_or("").lines() {
+                out.push_str(&format!("  {} {line}\n", style.dim("│")));
+            }
+        }
+        for r in other.iter().take(LISTED) {
+            out.push_str(&format!("{:<8} {}\n", r.status, style.path(&r.path)));
+        }
+        if other.len() > LISTED {
+            out.push_str(&format!("… and {} more new or changed memories\n", other.len() - LISTED));
+        }
+        for path in self.removed.iter().take(LISTED) {
+            out.push_str(&format!("{:<8} {path}\n", "gone"));
+        }
+        for p in &self.unreadable {
+            out.push_str(&format!("{:<8} {p} (never injected)\n", "not read"));
+        }
+        out
+    }
 }
 
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
         let root = style.path(&self.root.display().to_string());
-        match (self.trusted, self.changed) {
-            (true, true) => format!(
-                "trusted {root}\n  its rules and memories will be injected by `mem context` and `mem mcp`\n  a change to its ROOT.md needs `mem trust` again\n"
+        let mut out = if self.shown { String::new() } else { self.review_text(style) };
+        out.push_str(&match (self.trusted, self.changed, self.unconfirmed) {
+            (_, _, true) => format!("nothing recorded for {root}\n"),
+            (true, true, _) => format!(
+                "trusted {root}\n  its rules and memories will be injected by `mem context` and `mem mcp`\n  a file changed from outside mem is held back until you trust it again\n"
             ),
-            (true, false) => format!("{root} was already trusted\n"),
-            (false, true) => format!("no longer trusted: {root}\n"),
-            (false, false) => format!("{root} was not trusted\n"),
-        }
+            (true, false, _) => format!("{root} was already trusted as it is\n"),
+            (false, true, _) => format!("no longer trusted: {root}\n"),
+            (false, false, _) => format!("{root} was not trusted\n"),
+        });
+        out
+    }
+
+    fn notice(&self) -> Option<String> {
+        self.unconfirmed.then(|| {
+            "review the files above, then run `mem trust --yes` to record them".to_string()
+        })
+    }
+
+    fn exit_code(&self) -> i32 {
+        i32::from(self.unconfirmed)
     }
 }

@@ -7,7 +7,7 @@ use crate::env::Env;
 
 fn trusted_demo() -> Env {
     let env = Env::with_fixture("demo");
-    env.mem(["trust"]).assert().success().stdout(contains("trusted"));
+    env.mem(["trust", "--yes"]).assert().success().stdout(contains("trusted"));
     env
 }
 
@@ -38,15 +38,26 @@ fn a_changed_root_md_needs_trusting_again_and_untrust_removes_it() {
     env.mem(["context"]).assert().stdout(contains("## Hard rules"));
     let root = env.read("ROOT.md");
     env.write("ROOT.md", &format!("{root}\n- New rule sneaked in by a pull.\n"));
-    env.mem(["context"]).assert().stdout(contains("is not trusted"));
-    env.mem(["trust"]).assert().success();
-    env.mem(["context"]).assert().stdout(contains("## Hard rules"));
+    // The rest of the root still reaches the agent; ROOT.md's text is held back.
+    env.mem(["context"]).assert().stdout(contains("## Hard rules")).stdout(contains("held back"));
+    env.mem(["trust"])
+        .assert()
+        .code(1)
+        .stdout(contains("changed  ROOT.md"))
+        .stdout(contains("New rule sneaked in by a pull."))
+        .stderr(contains("mem trust --yes"));
+    env.mem(["trust", "--yes"]).assert().success();
+    env.mem(["context"])
+        .assert()
+        .stdout(contains("## Hard rules"))
+        .stdout(contains("held back").not());
     env.mem(["untrust"]).assert().success().stdout(contains("no longer trusted"));
     env.mem(["context"]).assert().stdout(contains("is not trusted"));
-    assert!(!env.project().join(".state.json").exists(), "trust lives in the global root");
-    assert!(
-        !std::fs::read_to_string(env.global().join(".state.json")).unwrap().contains("\"trusted\"")
-    );
+    // Trust lives in the global root; the project keeps only its own id,
+    // in its git-ignored state file.
+    assert!(env.global().join(".trust").is_dir());
+    let state = std::fs::read_to_string(env.project().join(".state.json")).unwrap();
+    assert!(state.contains("root_id") && !state.contains("sha"), "{state}");
 }
 
 #[test]
@@ -103,7 +114,7 @@ fn the_budget_cuts_whole_entries_and_says_what_was_left_out() {
 #[test]
 fn cjk_counts_one_token_per_character() {
     let env = Env::with_project();
-    env.mem(["trust"]).assert().success();
+    env.mem(["trust", "--yes"]).assert().success();
     env.mem(["remember", "rules/zh", &"规则".repeat(40), "--summary", &"规则".repeat(40)])
         .assert()
         .success();
@@ -134,6 +145,12 @@ fn file_globs_pull_in_memories_for_that_part_of_the_code() {
         1,
     );
     std::fs::write(&file, text).unwrap();
+    // Edited by hand since it was trusted: held back until trusted again.
+    env.mem(["context", "--no-track", "--file", "web/app/checkout/page.tsx"])
+        .assert()
+        .stdout(contains("## For the files in play").not())
+        .stdout(contains("held back (facts/web-forms.md)"));
+    env.mem(["trust", "--yes"]).assert().success();
     env.mem(["context", "--no-track", "--file", "web/app/checkout/page.tsx"])
         .assert()
         .stdout(contains("## For the files in play"))
@@ -170,7 +187,8 @@ fn xml_format_escapes_and_json_is_structured() {
 fn matches_count_hits_unless_no_track() {
     let env = trusted_demo();
     env.mem(["context", "--no-track", "--query", "timezone"]).assert().success();
-    assert!(!env.project().join(".state.json").exists());
+    let state: serde_json::Value = serde_json::from_str(&env.read(".state.json")).unwrap();
+    assert_eq!(state["hits"], serde_json::json!({}), "{state}");
     env.mem(["context", "--query", "timezone"]).assert().success();
     let state: serde_json::Value = serde_json::from_str(&env.read(".state.json")).unwrap();
     assert_eq!(state["hits"]["pitfalls/tz-offset.md"]["count"], 1);
