@@ -14,6 +14,7 @@ mod mcp;
 mod readme;
 mod recall;
 mod roots;
+mod security;
 
 /// A test file that is not declared above would silently never run.
 #[test]
