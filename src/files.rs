@@ -95,13 +95,49 @@ fn human_bytes(n: u64) -> String {
 /// Open the regular file at `path`, which must lie under `root`, as
 /// `links` allows. Returns the file and its size.
 pub fn open(root: &Path, path: &Path, links: Links) -> Result<(File, u64), Refusal> {
-    let rel = path.strip_prefix(root).map_err(|_| Refusal::Outside { target: None })?;
-    if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-        return Err(Refusal::Outside { target: Some(path.to_path_buf()) });
+    Folders::default().open(root, path, links)
+}
+
+/// [`open`] for many files in a row: the folder of the last file stays
+/// open, so each file of one folder costs one `openat`.
+#[derive(Debug, Default)]
+pub struct Folders {
+    #[cfg(unix)]
+    last: Option<(PathBuf, std::os::fd::OwnedFd)>,
+}
+
+impl Folders {
+    /// [`open`], through the folder kept from the last call when it is the same.
+    pub fn open(&mut self, root: &Path, path: &Path, links: Links) -> Result<(File, u64), Refusal> {
+        let rel = path.strip_prefix(root).map_err(|_| Refusal::Outside { target: None })?;
+        if rel.as_os_str().is_empty()
+            || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        {
+            return Err(Refusal::Outside { target: Some(path.to_path_buf()) });
+        }
+        match self.open_nofollow(root, rel) {
+            Err(Refusal::Link) if links == Links::Inside => open_link(root, path),
+            other => other,
+        }
     }
-    match open_nofollow(root, rel) {
-        Err(Refusal::Link) if links == Links::Inside => open_link(root, path),
-        other => other,
+
+    /// Open `root/rel` one component at a time, following no link on the way.
+    #[cfg(unix)]
+    fn open_nofollow(&mut self, root: &Path, rel: &Path) -> Result<(File, u64), Refusal> {
+        let folder = root.join(rel.parent().unwrap_or(Path::new("")));
+        if self.last.as_ref().is_none_or(|(p, _)| *p != folder) {
+            self.last = None;
+            self.last = Some((folder, open_folder(root, rel)?));
+        }
+        let (Some((_, dir)), Some(name)) = (&self.last, rel.file_name()) else {
+            return Err(Refusal::Missing);
+        };
+        open_in(dir, name)
+    }
+
+    #[cfg(not(unix))]
+    fn open_nofollow(&mut self, root: &Path, rel: &Path) -> Result<(File, u64), Refusal> {
+        open_nofollow(root, rel)
     }
 }
 
@@ -209,29 +245,47 @@ fn open_link(root: &Path, path: &Path) -> Result<(File, u64), Refusal> {
     })
 }
 
-/// Open `root/rel` one component at a time, following no link on the way.
+/// [`Folders::open_nofollow`] once.
 #[cfg(unix)]
 fn open_nofollow(root: &Path, rel: &Path) -> Result<(File, u64), Refusal> {
-    use rustix::fs::{Mode, OFlags};
+    Folders::default().open_nofollow(root, rel)
+}
+
+#[cfg(unix)]
+fn refusal(e: rustix::io::Errno) -> Refusal {
     use rustix::io::Errno;
-    let at = |e: Errno| match e {
+    match e {
         Errno::NOENT => Refusal::Missing,
         Errno::LOOP | Errno::NOTDIR | Errno::MLINK => Refusal::Link,
         e => Refusal::Io(e.into()),
-    };
-    let mut parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
-    let Some(name) = parts.pop() else { return Err(Refusal::Missing) };
+    }
+}
+
+/// The folder holding `root/rel`, opened from the root down with no link
+/// followed on the way (the root itself may be one).
+#[cfg(unix)]
+fn open_folder(root: &Path, rel: &Path) -> Result<std::os::fd::OwnedFd, Refusal> {
+    use rustix::fs::{Mode, OFlags};
     let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(|e| match e {
-        Errno::NOENT => Refusal::Missing,
+        rustix::io::Errno::NOENT => Refusal::Missing,
         e => Refusal::Io(e.into()),
     })?;
-    for part in parts {
+    for part in rel.parent().into_iter().flat_map(Path::iter) {
         dir = rustix::fs::openat(&dir, part, dir_flags | OFlags::NOFOLLOW, Mode::empty())
-            .map_err(at)?;
+            .map_err(refusal)?;
     }
+    Ok(dir)
+}
+
+/// The regular file `name` in the open folder `dir`, not through a link,
+/// without blocking.
+#[cfg(unix)]
+fn open_in(dir: &std::os::fd::OwnedFd, name: &std::ffi::OsStr) -> Result<(File, u64), Refusal> {
+    use rustix::fs::{Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = rustix::fs::openat(&dir, name, flags | OFlags::CLOEXEC, Mode::empty()).map_err(at)?;
+    let fd =
+        rustix::fs::openat(dir, name, flags | OFlags::CLOEXEC, Mode::empty()).map_err(refusal)?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(Refusal::Io)?;
     if !meta.file_type().is_file() {

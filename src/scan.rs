@@ -473,8 +473,9 @@ pub fn load_files_counted(
             .map(|part| {
                 s.spawn(move || {
                     let mut scan = Scan::default();
+                    let mut folders = files::Folders::default();
                     for f in part {
-                        read_memory(scope, f.rel.clone(), &f.path, &mut scan);
+                        read_memory(&mut folders, scope, f.rel.clone(), &f.path, &mut scan);
                         done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     scan
@@ -491,8 +492,14 @@ pub fn load_files_counted(
     scan
 }
 
-fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
-    match load(scope, rel, path) {
+fn read_memory(
+    folders: &mut files::Folders,
+    scope: Scope,
+    rel: RelPath,
+    path: &Path,
+    scan: &mut Scan,
+) {
+    match load_in(folders, scope, rel, path) {
         Ok((memory, fields)) => {
             scan.problems.extend(fields.into_iter().map(|m| Problem::field(path.to_path_buf(), m)));
             scan.memories.push(memory);
@@ -504,9 +511,19 @@ fn read_memory(scope: Scope, rel: RelPath, path: &Path, scan: &mut Scan) {
 /// Read and parse one memory file, `<root>/<category>/<slug>.md`: a regular
 /// file, or a symlink to one inside the root, of at most [`MAX_FILE_BYTES`].
 pub fn load(scope: Scope, rel: RelPath, path: &Path) -> Result<(Memory, Vec<String>), Problem> {
+    load_in(&mut files::Folders::default(), scope, rel, path)
+}
+
+/// [`load`], keeping the last folder open in `folders` for the next file.
+fn load_in(
+    folders: &mut files::Folders,
+    scope: Scope,
+    rel: RelPath,
+    path: &Path,
+) -> Result<(Memory, Vec<String>), Problem> {
     let root = path.ancestors().nth(2).unwrap_or(path);
     let (file, size) =
-        files::open(root, path, Links::Inside).map_err(|why| Problem::refused(path, &why))?;
+        folders.open(root, path, Links::Inside).map_err(|why| Problem::refused(path, &why))?;
     let meta = file.metadata().map_err(|e| skip(path, &e.to_string()))?;
     let bytes = files::read_open(file, size, MAX_FILE_BYTES).map_err(|why| match why {
         Refusal::TooBig { .. } => {
