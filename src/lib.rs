@@ -42,6 +42,7 @@ pub mod regions;
 pub mod relpath;
 pub mod roots;
 pub mod scan;
+pub mod session;
 pub mod snapshot;
 pub mod stamp;
 pub mod state;

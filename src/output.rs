@@ -29,6 +29,12 @@ pub trait Report: Serialize {
     fn exit_code(&self) -> i32 {
         0
     }
+
+    /// The `--json` text, when the report writes its own (default: the
+    /// report serialized, pretty).
+    fn json_text(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Terminal styling, switched off when colour is not wanted.
@@ -151,9 +157,11 @@ pub fn md_fence(body: &str) -> String {
 pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     let style = Style { color: ctx.color };
     let text = if ctx.json {
-        let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
-        s.push('\n');
-        s
+        report.json_text().unwrap_or_else(|| {
+            let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
+            s.push('\n');
+            s
+        })
     } else {
         terminal_safe(&report.human(&style), style.color).into_owned()
     };

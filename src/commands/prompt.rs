@@ -48,8 +48,15 @@ pub struct Row {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub prompt: String,
+    /// The most recently updated memories, at most [`MANIFEST`].
     pub manifest: Vec<Row>,
+    /// Live memories not in `manifest`.
+    pub more: usize,
 }
+
+/// Rows of the manifest: enough to update instead of duplicate, bounded
+/// whatever the roots hold.
+const MANIFEST: usize = 60;
 
 /// Build the prompt.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
@@ -61,10 +68,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => None,
     };
     let tree = crate::cache::scan_all(&ctx.read_roots()?);
-    let manifest = tree
-        .memories
-        .iter()
-        .filter(|m| !m.is_superseded())
+    let mut live: Vec<&crate::memory::Memory> =
+        tree.memories.iter().filter(|m| !m.is_superseded()).collect();
+    // The most recently updated first: what consolidation most likely touches.
+    live.sort_by_key(|m| (std::cmp::Reverse(m.updated), m.scope, m.file()));
+    let more = live.len().saturating_sub(MANIFEST);
+    live.truncate(MANIFEST);
+    live.sort_by_key(|m| (m.scope, m.file()));
+    let manifest = live
+        .into_iter()
         .map(|m| Row {
             root: m.scope,
             path: m.file(),
@@ -75,7 +87,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         .collect();
     let since_text = since.as_ref().map(|s| format!(" since {s}")).unwrap_or_default();
     let prompt = CONSOLIDATE.replace("{since}", &since_text);
-    Ok(Report { prompt, manifest })
+    Ok(Report { prompt, manifest, more })
 }
 
 impl crate::output::Report for Report {
@@ -92,6 +104,12 @@ impl crate::output::Report for Report {
             }
             let mark = if row.recent { " (updated recently)" } else { "" };
             out.push_str(&format!("- `{}`{mark}: {}\n", row.path, truncate(&row.summary, 120)));
+        }
+        if self.more > 0 {
+            out.push_str(&format!(
+                "\n… and {} more memories, less recently updated: `mem recall <words>` finds any of them before you write a new one.\n",
+                self.more
+            ));
         }
         out
     }

@@ -90,8 +90,11 @@ pub struct Report {
     pub superseded: Option<String>,
     /// Generated files rewritten by the recompile that follows a write.
     pub compiled: Vec<String>,
-    /// The category after the write, (file, summary) per memory.
+    /// The category after the write, (file, summary) per memory: the one
+    /// written and the most recently updated others.
     pub manifest: Vec<(String, String)>,
+    /// Memories of the category not in `manifest`.
+    pub manifest_more: usize,
     pub warnings: Vec<String>,
 }
 
@@ -171,7 +174,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
-    let manifest = manifest(&after, &rel);
+    let (manifest, manifest_more) = manifest(&after, &rel);
     warnings.extend(resident_warning(&after, root.scope));
     Ok(Report {
         action,
@@ -182,6 +185,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         superseded,
         compiled,
         manifest,
+        manifest_more,
         warnings,
     })
 }
@@ -282,15 +286,22 @@ fn memory_text(m: &Memory) -> String {
 }
 
 /// The written category after the write: (file, summary) per memory.
-fn manifest(after: &[Memory], rel: &RelPath) -> Vec<(String, String)> {
-    let mut rows: Vec<(String, String)> = after
-        .iter()
-        .filter(|m| m.path.category == rel.category)
-        .map(|m| (m.file(), m.summary.clone()))
-        .collect();
+/// The written category after the write: (file, summary) of the memory just
+/// written and the most recently updated others, at most [`MANIFEST`] rows
+/// in path order, and how many more there are.
+fn manifest(after: &[Memory], rel: &RelPath) -> (Vec<(String, String)>, usize) {
+    let mut mine: Vec<&Memory> = after.iter().filter(|m| m.path.category == rel.category).collect();
+    mine.sort_by_key(|m| (m.path != *rel, std::cmp::Reverse(m.updated), m.file()));
+    let more = mine.len().saturating_sub(MANIFEST);
+    let mut rows: Vec<(String, String)> =
+        mine.into_iter().take(MANIFEST).map(|m| (m.file(), m.summary.clone())).collect();
     rows.sort();
-    rows
+    (rows, more)
 }
+
+/// Rows of the category shown after a write; a category of thousands is a
+/// count, not a listing.
+const MANIFEST: usize = 30;
 
 /// A warning when the always-resident memories (rules and pinned) of the
 /// written root exceed the default context budget.
@@ -510,6 +521,12 @@ impl crate::output::Report for Report {
                     "   {mark} {}  {}\n",
                     style.path(file),
                     truncate(summary, 70)
+                ));
+            }
+            if self.manifest_more > 0 {
+                out.push_str(&format!(
+                    "     … and {} more (`mem list --category {category}`)\n",
+                    self.manifest_more
                 ));
             }
         }

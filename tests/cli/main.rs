@@ -15,6 +15,7 @@ mod readme;
 mod recall;
 mod roots;
 mod security;
+mod session;
 
 /// A test file that is not declared above would silently never run.
 #[test]

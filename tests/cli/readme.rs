@@ -83,16 +83,41 @@ fn every_json_snippet_parses_and_its_commands_run() {
         assert_eq!(args[0], "mem", "{args:?}");
         if args[1] == "mcp" {
             env.mem(["mcp", "--help"]).assert().success();
-            continue;
         }
+    }
+    // Each hook gets what Claude Code sends it, in the order a session runs.
+    let settings = blocks(&readme())
+        .into_iter()
+        .find(|(lang, body)| lang == "json" && body.contains("SessionStart"))
+        .map(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).unwrap())
+        .expect("the Claude Code hooks are in the README");
+    let hook = |event: &str| -> Vec<String> {
+        let mut argv = Vec::new();
+        collect_commands(&settings["hooks"][event], &mut argv);
+        argv.into_iter().next().unwrap_or_else(|| panic!("no {event} hook"))
+    };
+    let run = |argv: &[String], stdin: serde_json::Value| {
         let out = env
-            .mem(&args[1..])
-            .write_stdin(r#"{"session_id":"s","prompt":"how do we deploy?"}"#)
+            .mem(&argv[1..])
+            .env("MEM_TRUST_ALL", "1")
+            .write_stdin(stdin.to_string())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stdout).starts_with("# Memory"));
-    }
+        assert!(out.status.success(), "{argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let cwd = env.work().display().to_string();
+    let start = run(
+        &hook("SessionStart"),
+        serde_json::json!({"session_id": "s", "source": "startup", "cwd": cwd, "hook_event_name": "SessionStart"}),
+    );
+    assert!(start.starts_with("# Memory") && start.contains("rules/deploy-pnpm.md"), "{start}");
+    let prompt = serde_json::json!({"session_id": "s", "prompt": "how do we roll back a bad deploy?", "cwd": cwd, "hook_event_name": "UserPromptSubmit"});
+    let first = run(&hook("UserPromptSubmit"), prompt.clone());
+    assert!(!first.contains("# Memory") && !first.contains("rules/deploy-pnpm.md"), "{first}");
+    assert!(first.contains("references/deploy-runbook.md"), "{first}");
+    let again = run(&hook("UserPromptSubmit"), prompt);
+    assert!(!again.contains("references/deploy-runbook.md"), "no repeats: {again}");
 }
 
 /// Hook `command` strings and MCP `command` + `args` entries, as argv.

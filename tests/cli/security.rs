@@ -308,6 +308,7 @@ fn an_untrusted_project_writes_but_tells_the_agent_nothing() {
     let env = Env::with_fixture("demo");
     env.mem(["context", "--no-track", "--format", "xml"])
         .assert()
-        .stdout(contains("<untrusted"))
+        .stdout(contains("<note>Project memory at"))
+        .stdout(contains("is not trusted"))
         .stdout(contains("deploy-pnpm").not());
 }

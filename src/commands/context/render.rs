@@ -1,0 +1,296 @@
+//! The block as Markdown or XML. Every field printed on one line stays on
+//! it ([`md_line`]); bodies are fenced so that they cannot close their block
+//! ([`md_fence`]); XML is escaped.
+
+use super::{Format, Report, Section};
+use crate::output::{md_fence, md_line};
+use crate::roots::Scope;
+use crate::time::Lang;
+
+/// Words of the block, per language.
+pub(super) struct Words {
+    pub title: &'static str,
+    pub plan_project: &'static str,
+    pub plan_global: &'static str,
+    pub rules: &'static str,
+    pub pinned: &'static str,
+    pub files: &'static str,
+    pub matches: &'static str,
+    pub routing: &'static str,
+    pub verify: &'static str,
+    pub snapshot: &'static str,
+    pub left_out: &'static str,
+    pub routing_left_out: &'static str,
+    pub rules_over: &'static str,
+    pub untrusted: &'static str,
+    pub held_back: &'static str,
+    pub more: &'static str,
+}
+
+const EN: Words = Words {
+    title: "Memory",
+    plan_project: "Project plan (ROOT.md)",
+    plan_global: "Your plan across projects (global ROOT.md)",
+    rules: "Hard rules",
+    pinned: "Pinned",
+    files: "For the files in play",
+    matches: "Relevant to the request",
+    routing: "Routing (trigger → memory; `mem recall <trigger>` shows it)",
+    verify: "verify before use",
+    snapshot: "Memories are snapshots: before recommending a file, function or flag that a memory names, check that it still exists.",
+    left_out: "Left out for the budget: {n} memories ({names}).",
+    routing_left_out: "Left out for the budget: the routing table ({n} triggers).",
+    rules_over: "The hard rules alone need about {need} tokens, over the budget of {budget}: shown in rank order until it ran out; `mem context --budget {need}` shows them all.",
+    untrusted: "Project memory at {dir} is not trusted, so it was not included. Review it, then run `mem trust` there.",
+    held_back: "{n} project memories added or changed since the project was trusted are held back ({paths}). Review them, then run `mem trust`.",
+    more: "More: `mem recall <words>` searches every memory (over MCP: `memory_recall`).",
+};
+
+const ZH: Words = Words {
+    title: "记忆",
+    plan_project: "项目计划（ROOT.md）",
+    plan_global: "跨项目的计划（全局 ROOT.md）",
+    rules: "硬性规则",
+    pinned: "置顶",
+    files: "与当前文件相关",
+    matches: "与请求相关",
+    routing: "路由（触发词 → 记忆；`mem recall <触发词>` 查看）",
+    verify: "使用前请核实",
+    snapshot: "记忆是过去的快照：推荐其中提到的文件、函数或参数之前，先确认它们仍然存在。",
+    left_out: "因预算省略：{n} 条记忆（{names}）。",
+    routing_left_out: "因预算省略：路由表（{n} 个触发词）。",
+    rules_over: "仅硬性规则就需要约 {need} 个 token，超过预算 {budget}：按排序显示到预算用完；`mem context --budget {need}` 可全部显示。",
+    untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。检查后在该项目中运行 `mem trust`。",
+    held_back: "信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。检查后运行 `mem trust`。",
+    more: "更多：`mem recall <关键词>` 搜索全部记忆（MCP：`memory_recall`）。",
+};
+
+/// At most this many names in a line that stands for a longer list.
+const NAMES: usize = 3;
+
+fn names(paths: &[String]) -> String {
+    let mut out = paths.iter().take(NAMES).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > NAMES {
+        out.push_str(", …");
+    }
+    out
+}
+
+impl Report {
+    pub(super) fn words(&self) -> &'static Words {
+        if self.lang == Lang::Zh { &ZH } else { &EN }
+    }
+
+    /// True when the block would say nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+            && self.entries.is_empty()
+            && self.routing.is_empty()
+            && self.left_out.count == 0
+            && !self.left_out.routing
+            && self.untrusted.is_empty()
+            && self.held_back.is_empty()
+    }
+
+    /// The closing lines: what was left out and held back, then where to look.
+    pub(super) fn footer(&self) -> Vec<String> {
+        let w = self.words();
+        let mut out = Vec::new();
+        if let Some(need) = self.rules_over_budget {
+            out.push(
+                w.rules_over
+                    .replace("{need}", &need.to_string())
+                    .replace("{budget}", &self.budget.to_string()),
+            );
+        }
+        if self.left_out.count > 0 {
+            out.push(
+                w.left_out
+                    .replace("{n}", &self.left_out.count.to_string())
+                    .replace("{names}", &names(&self.left_out.names)),
+            );
+        }
+        if self.left_out.routing {
+            out.push(w.routing_left_out.replace("{n}", &self.left_out.triggers.to_string()));
+        }
+        if !self.held_back.is_empty() {
+            out.push(
+                w.held_back
+                    .replace("{n}", &self.held_back.len().to_string())
+                    .replace("{paths}", &names(&self.held_back)),
+            );
+        }
+        for dir in &self.untrusted {
+            out.push(w.untrusted.replace("{dir}", &dir.display().to_string()));
+        }
+        out.push(w.more.to_string());
+        out
+    }
+
+    fn heading(&self, section: Section) -> &'static str {
+        let w = self.words();
+        match section {
+            Section::Rule => w.rules,
+            Section::Pinned => w.pinned,
+            Section::File => w.files,
+            Section::Match => w.matches,
+        }
+    }
+
+    pub(super) fn render(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        match self.format {
+            Format::Markdown => self.markdown(),
+            Format::Xml => self.xml(),
+        }
+    }
+
+    fn markdown(&self) -> String {
+        let w = self.words();
+        let mut out = if self.prompt_mode { String::new() } else { format!("# {}\n", w.title) };
+        if self.entries.iter().any(|e| e.stale) {
+            out.push_str(&format!("\n_{}_\n", w.snapshot));
+        }
+        for plan in &self.plans {
+            let title = if plan.root == Scope::Project { w.plan_project } else { w.plan_global };
+            out.push_str(&format!("\n## {title}\n\n{}\n", demote(&plan.text)));
+        }
+        let mut section = None;
+        for e in &self.entries {
+            if section != Some(e.section) {
+                section = Some(e.section);
+                if matches!(e.section, Section::File | Section::Match) {
+                    out.push_str(&self.routing_md());
+                }
+                out.push_str(&format!("\n## {}\n\n", self.heading(e.section)));
+            }
+            let verify = if e.stale { format!(", {}", w.verify) } else { String::new() };
+            out.push_str(&format!(
+                "- **{}**: {} (`{}`, {}{verify})\n",
+                md_line(&e.title),
+                md_line(&e.text),
+                e.path,
+                e.age
+            ));
+            if let Some(body) = &e.body {
+                out.push_str(&format!("\n{}\n", md_fence(body)));
+            }
+        }
+        if !self.entries.iter().any(|e| matches!(e.section, Section::File | Section::Match)) {
+            out.push_str(&self.routing_md());
+        }
+        for line in self.footer() {
+            out.push_str(&format!("\n{}\n", md_line(&line)));
+        }
+        out
+    }
+
+    fn routing_md(&self) -> String {
+        if self.routing.is_empty() {
+            return String::new();
+        }
+        let mut out = format!("\n## {}\n\n", self.words().routing);
+        for (t, f) in &self.routing {
+            out.push_str(&format!("- {} → `{f}`\n", md_line(t)));
+        }
+        out
+    }
+
+    fn xml(&self) -> String {
+        let mut out =
+            format!("<memory-context budget=\"{}\" used=\"{}\">\n", self.budget, self.used);
+        if self.entries.iter().any(|e| e.stale) {
+            out.push_str(&format!("  <note>{}</note>\n", esc(self.words().snapshot)));
+        }
+        for plan in &self.plans {
+            out.push_str(&format!(
+                "  <plan root=\"{}\">{}</plan>\n",
+                plan.root.name(),
+                esc(&plan.text)
+            ));
+        }
+        for e in &self.entries {
+            let section = match e.section {
+                Section::Rule => "rule",
+                Section::Pinned => "pinned",
+                Section::File => "file",
+                Section::Match => "match",
+            };
+            let body =
+                e.body.as_deref().map_or(String::new(), |b| format!("<body>{}</body>", esc(b)));
+            out.push_str(&format!(
+                "  <memory section=\"{section}\" path=\"{}\" root=\"{}\" kind=\"{}\" title=\"{}\" age=\"{}\" verify=\"{}\">{}{body}</memory>\n",
+                esc(&e.path), e.root.name(), esc(&e.kind), esc(&e.title), esc(&e.age), e.stale, esc(&e.text)
+            ));
+        }
+        if !self.routing.is_empty() {
+            out.push_str("  <routing>\n");
+            for (t, f) in &self.routing {
+                out.push_str(&format!("    <route trigger=\"{}\" file=\"{}\"/>\n", esc(t), esc(f)));
+            }
+            out.push_str("  </routing>\n");
+        }
+        for line in self.footer() {
+            out.push_str(&format!("  <note>{}</note>\n", esc(&line)));
+        }
+        out.push_str("</memory-context>\n");
+        out
+    }
+}
+
+/// ROOT.md's headings two levels down, so they sit under the block's own.
+fn demote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut fence: Option<&str> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(f) = fence {
+            if trimmed.starts_with(f) {
+                fence = None;
+            }
+        } else if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(&trimmed[..3]);
+        } else if line.starts_with('#') {
+            out.push_str("##");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// Escape text for XML content and attributes.
+pub(super) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escapes_attributes_and_text() {
+        assert_eq!(esc(r#"a<b>&"c"'d'"#), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+    }
+
+    #[test]
+    fn plan_headings_sit_under_the_block() {
+        assert_eq!(
+            demote("# P\n## Hard rules\n- x\n```\n# not a heading\n```"),
+            "### P\n#### Hard rules\n- x\n```\n# not a heading\n```"
+        );
+    }
+}

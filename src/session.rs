@@ -1,0 +1,156 @@
+//! What an agent's session has already been shown, so that a prompt's
+//! matches never repeat what the session start, an earlier prompt or a
+//! `memory_recall` gave it.
+//!
+//! Derived data, per root, git-ignored: `<root>/.cache/sessions/<key>.json`,
+//! one file per session id, written atomically under a lock. Bounded: at
+//! most [`MAX_SHOWN`] memories per session and [`MAX_SESSIONS`] sessions per
+//! root; a session untouched for [`EXPIRES_MS`] is removed by the next write.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::files::{self, Links};
+use crate::roots::Root;
+use crate::write::{lock_file, write_atomic};
+
+/// Memories remembered per session; the oldest are forgotten first.
+pub const MAX_SHOWN: usize = 2048;
+/// Sessions kept per root; the least recently used are removed first.
+pub const MAX_SESSIONS: usize = 128;
+/// A session untouched this long is removed (7 days).
+pub const EXPIRES_MS: i64 = 7 * 86_400_000;
+const MAX_BYTES: u64 = 1 << 20;
+
+/// Where a session started, as agent hosts name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Startup,
+    Resume,
+    /// The conversation was cleared: the agent holds nothing it was given.
+    Clear,
+    /// The context was compacted: the agent holds nothing it was given.
+    Compact,
+}
+
+impl Source {
+    /// `startup`, `resume`, `clear` or `compact`; anything else is a startup.
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "resume" => Source::Resume,
+            "clear" => Source::Clear,
+            "compact" => Source::Compact,
+            _ => Source::Startup,
+        }
+    }
+
+    /// The agent no longer holds what it was shown before.
+    pub fn starts_over(self) -> bool {
+        matches!(self, Source::Clear | Source::Compact | Source::Startup)
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    /// Epoch ms of the last write.
+    at: i64,
+    /// Relative paths shown, oldest first.
+    shown: Vec<String>,
+}
+
+fn dir(root: &Root) -> PathBuf {
+    root.dir.join(".cache").join("sessions")
+}
+
+fn file(root: &Root, id: &str) -> PathBuf {
+    dir(root).join(format!("{}.json", crate::trust::digest(id.as_bytes())))
+}
+
+/// The relative paths of `root` already shown in session `id`.
+pub fn shown(root: &Root, id: &str) -> BTreeSet<String> {
+    read(root, &file(root, id)).map(|r| r.shown.into_iter().collect()).unwrap_or_default()
+}
+
+fn read(root: &Root, path: &Path) -> Option<Record> {
+    let bytes = files::read(&root.dir, path, Links::Never, MAX_BYTES).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Record `paths` of `root` as shown in session `id`; with `fresh`, what was
+/// recorded before is dropped first (the agent's context was cleared).
+pub fn record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
+    if paths.is_empty() && !fresh {
+        return Ok(());
+    }
+    let target = file(root, id);
+    let lock = lock_file(&root.dir, &dir(root).join(".lock"))?;
+    lock.lock().map_err(|e| crate::error::Error::io(&target, e))?;
+    let mut record =
+        if fresh { Record::default() } else { read(root, &target).unwrap_or_default() };
+    for p in paths {
+        if !record.shown.contains(p) {
+            record.shown.push(p.clone());
+        }
+    }
+    let over = record.shown.len().saturating_sub(MAX_SHOWN);
+    record.shown.drain(..over);
+    record.at = now_ms;
+    let json =
+        serde_json::to_vec(&record).map_err(|e| crate::error::Error::input(e.to_string()))?;
+    write_atomic(&root.dir, &target, &json)?;
+    prune(root, &target, now_ms);
+    Ok(())
+}
+
+/// Remove expired sessions and the least recently used past the limit.
+fn prune(root: &Root, keep: &Path, now_ms: i64) {
+    let Ok(entries) = std::fs::read_dir(dir(root)) else { return };
+    let mut sessions: Vec<(i64, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| {
+            let at = e.metadata().and_then(|m| m.modified()).map(crate::time::epoch_ms);
+            (at.unwrap_or(0), e.path())
+        })
+        .collect();
+    sessions.sort_by(|a, b| b.cmp(a));
+    for (i, (at, path)) in sessions.iter().enumerate() {
+        let expired = now_ms.saturating_sub(*at) > EXPIRES_MS || i >= MAX_SESSIONS;
+        if expired && path != keep {
+            let _ = crate::write::remove_file(&root.dir, path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::Scope;
+
+    #[test]
+    fn a_session_remembers_what_it_was_shown_and_starts_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
+        record(&root, "s1", &["rules/a.md".into()], false, 10).unwrap();
+        record(&root, "s1", &["facts/b.md".into(), "rules/a.md".into()], false, 20).unwrap();
+        assert_eq!(shown(&root, "s1").len(), 2);
+        assert!(shown(&root, "s2").is_empty());
+        record(&root, "s1", &[], true, 30).unwrap();
+        assert!(shown(&root, "s1").is_empty());
+    }
+
+    #[test]
+    fn a_session_is_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
+        let many: Vec<String> = (0..MAX_SHOWN + 10).map(|i| format!("facts/m{i}.md")).collect();
+        record(&root, "s", &many, false, 1).unwrap();
+        let shown = shown(&root, "s");
+        assert_eq!(shown.len(), MAX_SHOWN);
+        assert!(!shown.contains("facts/m0.md") && shown.contains("facts/m10.md"));
+    }
+}

@@ -1,0 +1,225 @@
+//! `mem context` over a session, as agent hosts run it: session start from
+//! a hook, prompts that get only what is new, compaction, and a budget that
+//! holds on a large tree in every format.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::context::tokens;
+use crate::env::Env;
+
+fn trusted_demo() -> Env {
+    let env = Env::with_fixture("demo");
+    env.mem(["trust", "--yes"]).assert().success();
+    env
+}
+
+/// Run `mem context ARGS` with `stdin`; stdout.
+fn context(env: &Env, args: &[&str], stdin: serde_json::Value) -> String {
+    let out = env.mem(["context"]).args(args).write_stdin(stdin.to_string()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn prompt(env: &Env, session: &str, text: &str) -> String {
+    context(
+        env,
+        &["--query", "-"],
+        json!({"session_id": session, "prompt": text, "cwd": env.work()}),
+    )
+}
+
+/// The memories shown in a block (its entries, not the routing table's names).
+fn paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("- **"))
+        .filter_map(|l| l.rsplit_once("(`")?.1.split('`').next().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_session_gets_the_resident_part_once_and_only_new_matches_after() {
+    let env = trusted_demo();
+    let start = context(&env, &["--hook"], json!({"session_id": "s1", "source": "startup"}));
+    assert!(start.starts_with("# Memory\n"), "{start}");
+    assert!(start.contains("Never write to the production database by hand"), "ROOT.md's rules");
+    assert!(start.contains("`pnpm install --frozen-lockfile`"), "a rule's whole body: {start}");
+    let mut shown: Vec<String> = paths(&start);
+    // Three prompts: matches only, none shown before, new ones each time.
+    for text in
+        ["how do we roll back a bad deploy", "the timezone bug in reports", "deploy rollback steps"]
+    {
+        let got = prompt(&env, "s1", text);
+        assert!(!got.contains("# Memory") && !got.contains("## Hard rules"), "{got}");
+        for p in paths(&got) {
+            assert!(!shown.contains(&p), "{p} repeated in the session:\n{got}");
+            shown.push(p);
+        }
+    }
+    assert!(shown.contains(&"references/deploy-runbook.md".to_string()), "{shown:?}");
+    assert!(shown.contains(&"pitfalls/tz-offset.md".to_string()), "{shown:?}");
+    // Another session is not affected.
+    assert!(prompt(&env, "s2", "how do we roll back a bad deploy").contains("deploy-runbook"));
+    // After compaction the agent holds nothing: the block, and then the
+    // matches, come again.
+    let again = context(&env, &["--hook"], json!({"session_id": "s1", "source": "compact"}));
+    assert_eq!(paths(&again), paths(&start));
+    assert!(prompt(&env, "s1", "the timezone bug in reports").contains("pitfalls/tz-offset.md"));
+    // The session record is derived data, git-ignored with the cache.
+    assert!(env.project().join(".cache/sessions").is_dir());
+}
+
+#[test]
+fn a_prompt_without_a_session_or_with_nothing_new_prints_nothing_extra() {
+    let env = trusted_demo();
+    let plain = env
+        .mem(["context", "--query", "-", "--no-track"])
+        .write_stdin("timezone bug")
+        .output()
+        .unwrap();
+    let plain = String::from_utf8(plain.stdout).unwrap();
+    assert!(plain.contains("pitfalls/tz-offset.md"), "plain text still works: {plain}");
+    assert!(tokens(&plain) <= 400, "the prompt budget: {}", tokens(&plain));
+    prompt(&env, "s3", "the timezone bug in reports");
+    let repeat = prompt(&env, "s3", "the timezone bug in reports");
+    assert!(!repeat.contains("pitfalls/tz-offset.md"), "{repeat}");
+}
+
+#[test]
+fn an_empty_or_unedited_root_prints_nothing() {
+    let env = Env::with_project();
+    env.mem(["trust", "--yes"]).assert().success();
+    for format in ["markdown", "xml"] {
+        env.mem(["context", "--format", format]).assert().success().stdout("");
+    }
+    env.mem(["context", "--json"]).assert().success().stdout("");
+    // What a person writes under Hard rules reaches the agent.
+    let root = env.read("ROOT.md").replace(
+        "- (rules every agent and person must follow; put longer ones in `rules/`)",
+        "- Never push directly to main.",
+    );
+    env.write("ROOT.md", &root);
+    env.mem(["trust", "--yes"]).assert().success();
+    let text = env.stdout(["context"]);
+    assert!(text.contains("- Never push directly to main."), "{text}");
+    assert!(!text.contains("(what this project is for"), "placeholders are dropped: {text}");
+    assert!(!text.contains("auto:"), "comments and markers are dropped: {text}");
+}
+
+#[test]
+fn resident_entries_are_ranked_by_use_and_recency_not_path() {
+    let env = Env::with_project();
+    let day = 86_400_000;
+    for (slug, age_days) in [("a-old", 100), ("z-new", 1)] {
+        let updated = crate::env::NOW - age_days * day;
+        env.write(
+            &format!("facts/{slug}.md"),
+            &format!(
+                "---\npinned: true\nupdated: {updated}\nsummary: Pinned fact {slug} {}\n---\nx\n",
+                "word ".repeat(30)
+            ),
+        );
+    }
+    env.mem(["trust", "--yes"]).assert().success();
+    let full = env.json(["context", "--no-track"]);
+    let needed = full["used"].as_u64().unwrap();
+    let cut = env.json(["context", "--no-track", "--budget", &(needed - 5).to_string()]);
+    let kept: Vec<&str> =
+        cut["entries"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(kept, ["facts/z-new.md"], "{cut}");
+    assert_eq!(cut["left_out"]["names"], json!(["facts/a-old.md"]));
+}
+
+#[test]
+fn rules_over_the_budget_are_said_once_and_printed_up_to_it() {
+    let env = Env::with_project();
+    for i in 0..12 {
+        env.write(
+            &format!("rules/r{i:02}.md"),
+            &format!(
+                "---\nsummary: Rule number {i}\n---\n{}\n",
+                "Follow this rule carefully. ".repeat(20)
+            ),
+        );
+    }
+    env.mem(["trust", "--yes"]).assert().success();
+    let text = env.stdout(["context", "--budget", "500"]);
+    assert!(tokens(&text) <= 500, "{}", tokens(&text));
+    assert_eq!(text.matches("The hard rules alone need about").count(), 1, "{text}");
+    assert!(text.contains("rules/r"), "{text}");
+}
+
+/// A tree of `n` memories: a tenth rules, a tenth pinned, triggers on half.
+fn big_tree(env: &Env, n: usize) {
+    let root = env.project();
+    for i in 0..n {
+        let category = match i % 10 {
+            0 => "rules",
+            1..=3 => "facts",
+            4..=6 => "decisions",
+            _ => "pitfalls",
+        };
+        let dir = root.join(category);
+        fs::create_dir_all(&dir).unwrap();
+        let pinned = if i % 10 == 1 { "pinned: true\n" } else { "" };
+        let triggers = if i % 2 == 0 {
+            format!("load_when: [deploy step {i}, 部署 {i}]\n")
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "---\nsummary: Memory {i} about the deploy pipeline and 部署 timeouts\n{pinned}{triggers}updated: {}\n---\n# Memory {i}\n\nThe deploy of service {i} needs a longer timeout; 部署脚本 {i}.\n",
+            crate::env::NOW - (i as i64) * 60_000
+        );
+        fs::write(dir.join(format!("m{i:05}.md")), text).unwrap();
+    }
+}
+
+#[test]
+fn the_budget_holds_for_every_format_on_ten_thousand_memories() {
+    let env = Env::with_project();
+    big_tree(&env, 10_000);
+    env.mem(["trust", "--yes"]).assert().success();
+    for budget in [100, 800, 2000, 8000] {
+        let b = budget.to_string();
+        for args in [
+            vec!["context", "--no-track", "--budget", &b],
+            vec!["context", "--no-track", "--budget", &b, "--format", "xml"],
+            vec!["context", "--no-track", "--budget", &b, "--json"],
+            vec!["context", "--no-track", "--budget", &b, "--query", "deploy timeout 部署"],
+        ] {
+            let out = env.mem(&args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(tokens(&text) <= budget, "{args:?}: {} tokens over {budget}", tokens(&text));
+            if budget >= 800 {
+                assert!(text.contains("rules/m"), "{args:?}: the rules come first:\n{text}");
+                assert!(
+                    text.lines().all(|l| l.len() < 4000),
+                    "{args:?}: a line grew with the tree"
+                );
+            }
+        }
+    }
+    // Per prompt, with a session: a few hundred tokens of matches.
+    let got = prompt(&env, "big", "deploy timeout 部署");
+    assert!(!got.is_empty() && tokens(&got) <= 400, "{}:\n{got}", tokens(&got));
+}
+
+#[test]
+fn replies_that_list_a_category_stay_small() {
+    let env = Env::with_project();
+    big_tree(&env, 2_000);
+    let out = env.json([
+        "remember",
+        "facts/new-one",
+        "A new fact about the deploy of the billing service and its timeout.",
+    ]);
+    let manifest = out["manifest"].as_array().unwrap();
+    assert!(manifest.len() <= 30, "{}", manifest.len());
+    assert!(out["manifest_more"].as_u64().unwrap() > 500, "{out}");
+    let text = env.stdout(["prompt", "consolidate"]);
+    assert!(text.len() < 20_000, "{} bytes", text.len());
+    assert!(text.contains("more memories"), "{}", &text[text.len() - 400..]);
+}
