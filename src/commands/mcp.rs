@@ -14,7 +14,7 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use tracing_subscriber::filter::LevelFilter;
 
-use crate::commands::{forget, inspect, recall, remember};
+use crate::commands::{context, forget, inspect, recall, remember};
 use crate::context::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::error::{self, Error};
@@ -96,6 +96,9 @@ struct RecallParams {
     category: Option<String>,
     /// Only this kind: fact, rule, decision, preference, pitfall, lesson, reference, …
     kind: Option<String>,
+    /// The agent session: memories it was already shown (by `mem context` or an
+    /// earlier call) are left out, and these results are remembered
+    session_id: Option<String>,
 }
 
 /// memory_remember's arguments.
@@ -179,6 +182,14 @@ impl Server {
                     }
                 });
                 report.warnings.extend(held_back(&held));
+            }
+            if let Some(session) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
+                let roots = ctx.read_roots()?;
+                let before = context::already_shown(&roots, session);
+                report.results.retain(|f| !before.contains(&(f.root, f.path.clone())));
+                let shown: Vec<(Scope, String)> =
+                    report.results.iter().map(|f| (f.root, f.path.clone())).collect();
+                context::remember_shown(&roots, session, &shown, ctx.now_ms);
             }
             Ok(report)
         }))

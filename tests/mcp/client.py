@@ -85,6 +85,13 @@ async def session(mem, project):
             check(hits.get("rules/deploy-pnpm.md", {}).get("count") == 1, f"hits not counted: {hits}")
             print(f"recall 部署: {paths}")
 
+            once = report(await s.call_tool("memory_recall", {"query": "deploy rollback", "session_id": "m1"}), "memory_recall")
+            twice = report(await s.call_tool("memory_recall", {"query": "deploy rollback", "session_id": "m1"}), "memory_recall")
+            first = {r["path"] for r in once["results"]}
+            check(first and not first & {r["path"] for r in twice["results"]},
+                  f"a session was shown the same memories twice: {first}, {twice['results']}")
+            print(f"recall with a session: no repeats ({len(first)} then {len(twice['results'])})")
+
             short = await s.call_tool("memory_remember", {"path": "facts/mcp-note", "body": "pnpm."})
             saved = report(short, "memory_remember")
             check(saved["action"] == "created", f"remember: {saved['action']}")
