@@ -15,7 +15,7 @@
 
 use std::cell::{Cell, OnceCell};
 use std::cmp::Ordering;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,7 +57,7 @@ pub fn now_ns() -> u64 {
 
 /// Remove a root's cache (after it turned out damaged).
 pub fn discard(root: &Root) {
-    let _ = fs::remove_file(path(root));
+    let _ = crate::write::remove_file(&root.dir, &path(root));
 }
 
 /// The cache file of a root.
@@ -200,9 +200,17 @@ impl Cached {
         Some((start, end.checked_sub(start)?))
     }
 
+    /// `Some` when `len` bytes from `start` of the records lie inside the
+    /// file: a damaged or crafted offset must not size an allocation.
+    fn within(&self, start: u64, len: u64) -> Option<()> {
+        let end = self.meta.records_at.checked_add(start)?.checked_add(len)?;
+        (end <= self.names.total).then_some(())
+    }
+
     /// Read one record: the memory and the messages of its defaulted fields.
     fn record(&self, doc: usize, scope: Scope) -> Option<(Memory, Vec<String>)> {
         let (start, len) = self.record_span(doc)?;
+        self.within(start, len)?;
         let mut buf = vec![0u8; usize::try_from(len).ok()?];
         read_at(&self.names.file, &mut buf, self.meta.records_at.checked_add(start)?).ok()?;
         self.decode_record(doc, scope, &buf)
@@ -211,6 +219,7 @@ impl Cached {
     /// Every record, read at once (for commands that want them all).
     fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
         let end = u64_at(self.bytes(), self.meta.records + 8 * self.len())?;
+        self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
         read_at(&self.names.file, &mut buf, self.meta.records_at).ok()?;
         (0..self.len())
@@ -671,6 +680,11 @@ fn open(root: &Root) -> Option<Cached> {
     }
     let word = |i: usize| u64_at(bytes, 8 * i).and_then(|v| usize::try_from(v).ok());
     let (built_at, n, c) = (u64_at(bytes, 0)?, word(1)?, word(2)?);
+    // Counts are checked against the bytes that hold them before they size
+    // anything.
+    if n > bytes.len() || c > bytes.len() {
+        return None;
+    }
     let mut sections = Sections { meta: bytes, at: 24 };
     let (blob_at, blob_len) = sections.any()?;
     let name_offs = sections.next(4 * (c + 1))?;
@@ -768,6 +782,9 @@ fn read_meta(map: &[u8], at: usize, len: usize, sum: u64, n: usize) -> Option<Me
         return None;
     }
     let segments = usize::try_from(u64_at(bytes, 0)?).ok()?;
+    if segments > bytes.len() || n > bytes.len() {
+        return None;
+    }
     let mut sections = Sections { meta: bytes, at: 8 };
     let sizes = at + sections.next(8 * n)?;
     let mtimes = at + sections.next(8 * n)?;
@@ -1096,4 +1113,48 @@ pub fn index_all(roots: &[&Root]) -> Library {
     let corpus = Corpus::assemble(live, stats, tables);
     let docs = Docs { roots: indexed, firsts, len, loaded, damaged: Cell::new(false) };
     Library { docs, corpus, problems }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root of three memories and its cache, built.
+    fn built() -> (tempfile::TempDir, Root) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
+        std::fs::create_dir_all(tmp.path().join("facts")).unwrap();
+        for slug in ["a", "b", "c"] {
+            let text = format!("---\nsummary: fact {slug}\n---\nbody {slug}\n");
+            std::fs::write(tmp.path().join(format!("facts/{slug}.md")), text).unwrap();
+        }
+        let (listings, problems) = crate::scan::list(&root);
+        rebuild(&root, &listings, problems, &Tokenizer::default(), now_ns());
+        (tmp, root)
+    }
+
+    #[test]
+    fn a_crafted_record_offset_is_refused_not_allocated() {
+        let (_tmp, root) = built();
+        assert_eq!(open(&root).unwrap().records(Scope::Project).unwrap().len(), 3);
+        let mut bytes = std::fs::read(path(&root)).unwrap();
+        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let meta_at = HEADER + word(&bytes, 24) as usize;
+        let meta_len = word(&bytes, 40) as usize;
+        // The meta part: segments, then length-prefixed columns: sizes and
+        // mtimes (8 bytes a memory), then the record offsets (n + 1).
+        let n = 3;
+        let offsets = meta_at + 8 + 2 * (8 + 8 * n) + 8;
+        for value in [u64::MAX, u64::MAX / 2, 1 << 36] {
+            bytes[offsets + 8 * n..offsets + 8 * n + 8].copy_from_slice(&value.to_le_bytes());
+            let sum = checksum(&bytes[meta_at..meta_at + meta_len]);
+            bytes[48..56].copy_from_slice(&sum.to_le_bytes());
+            std::fs::write(path(&root), &bytes).unwrap();
+            let cached = open(&root).expect("the checksums were sealed again");
+            assert!(cached.records(Scope::Project).is_none());
+            assert!(cached.record(2, Scope::Project).is_none());
+            // A command's read falls back to the files themselves.
+            assert_eq!(scan_root(&root).memories.len(), 3);
+        }
+    }
 }

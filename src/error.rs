@@ -43,7 +43,8 @@ impl Error {
 
     /// An I/O failure on `path`.
     pub fn io(path: &Path, err: io::Error) -> Error {
-        Error { kind: ErrorKind::Io, message: format!("{}: {err}", path.display()), hint: None }
+        let path = crate::output::one_line(&path.display().to_string()).into_owned();
+        Error { kind: ErrorKind::Io, message: format!("{path}: {err}"), hint: None }
     }
 
     /// Attach a hint saying how to fix the problem.

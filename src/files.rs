@@ -65,7 +65,7 @@ impl fmt::Display for Refusal {
             Refusal::Outside { target: Some(t) } => write!(
                 f,
                 "symlink to {} leads outside the memory root; it is not read",
-                t.display()
+                crate::output::one_line(&t.display().to_string())
             ),
             Refusal::Outside { target: None } => {
                 f.write_str("symlink whose target does not exist; it is not read")

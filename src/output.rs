@@ -77,16 +77,47 @@ impl Style {
 /// The colour codes [`Style`] writes, the only escape sequences kept.
 const OWN_CODES: [&str; 6] = ["0", "1", "2", "33", "36", "1;31"];
 
+/// Characters that move the cursor, reorder text or hide it: control
+/// characters (C0, DEL, C1), bidirectional controls, zero-width and other
+/// invisible format characters, and Unicode tag characters (read by a
+/// model, shown by no terminal).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}')
+}
+
+fn escape_into(out: &mut String, c: char) {
+    if (c as u32) < 0x80 {
+        out.push_str(&format!("\\x{:02x}", c as u32));
+    } else {
+        out.push_str(&format!("\\u{{{:x}}}", c as u32));
+    }
+}
+
+/// A file name or other one-line text with every [`hidden`] character,
+/// line breaks and tabs included, shown escaped: a name cannot forge a line.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) { escape_into(&mut out, c) } else { out.push(c) }
+    }
+    out.into()
+}
+
 /// Text as a terminal should get it: control characters (C0 but newline
-/// and tab, DEL, C1) and bidirectional overrides are shown escaped
-/// (`\x1b`, `\u{202e}`), so a file name or field cannot move the cursor,
-/// retitle the window or reorder what is shown. With `colour`, the codes
-/// [`Style`] itself writes are kept. `--json` keeps text verbatim instead.
+/// and tab, DEL, C1), bidirectional overrides and invisible characters are
+/// shown escaped (`\x1b`, `\u{202e}`), so a file name or field cannot move
+/// the cursor, retitle the window, reorder or hide what is shown. With
+/// `colour`, the codes [`Style`] itself writes are kept. `--json` keeps
+/// text verbatim instead.
 pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let unsafe_char = |c: char| hidden(c) && c != '\n' && c != '\t';
     if !text.chars().any(unsafe_char) {
         return text.into();
     }
@@ -106,11 +137,7 @@ pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
             }
         }
         if unsafe_char(c) {
-            if (c as u32) < 0x80 {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            } else {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
+            escape_into(&mut out, c);
         } else {
             out.push(c);
         }
@@ -188,6 +215,8 @@ mod tests {
         assert_eq!(terminal_safe("x\x1b[2Jy\u{202e}z\u{85}", true), "x\\x1b[2Jy\\u{202e}z\\u{85}");
         assert_eq!(terminal_safe("line\n\tnext\r", false), "line\n\tnext\\x0d");
         assert_eq!(terminal_safe("部署", false), "部署");
+        assert_eq!(terminal_safe("pnpm\u{200b}\u{e0041}", false), "pnpm\\u{200b}\\u{e0041}");
+        assert_eq!(one_line("a\nb\tc"), "a\\x0ab\\x09c");
         let painted = Style { color: true }.path("facts/a.md");
         assert_eq!(terminal_safe(&painted, true), painted);
         assert_eq!(terminal_safe(&painted, false), "\\x1b[36mfacts/a.md\\x1b[0m");

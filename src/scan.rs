@@ -61,11 +61,11 @@ impl Problem {
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.path.display())?;
+        write!(f, "{}", crate::output::one_line(&self.path.display().to_string()))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
-        write!(f, ": {}", self.message)?;
+        write!(f, ": {}", crate::output::one_line(&self.message))?;
         if self.skipped {
             f.write_str(" (skipped)")?;
         }

@@ -129,7 +129,7 @@ pub fn record(root: &Root, listings: &[Listing], listed_at: u64) {
         let _ =
             write_atomic(&root.dir, &path(root), &encode(listed_at, written_at, digest, &files));
     } else {
-        let _ = fs::remove_file(path(root));
+        let _ = crate::write::remove_file(&root.dir, &path(root));
     }
 }
 

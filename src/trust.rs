@@ -182,6 +182,10 @@ pub struct Reviewed {
     pub resident: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// Its `load_when` triggers: the routing table injects them at every
+    /// session start, resident or not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<String>,
 }
 
 /// What `mem trust` is about to record.
@@ -212,7 +216,9 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         ..Review::default()
     };
     let trusted = before.map(|r| r.files).unwrap_or_default();
-    let mut consider = |path: String, bytes: &[u8], resident: bool, text: &str| {
+    let mut consider = |path: String, bytes: &[u8], memory: Option<&Memory>, text: &str| {
+        let resident = memory.is_none_or(Memory::is_resident);
+        let triggers = memory.map(|m| m.load_when.clone()).unwrap_or_default();
         let d = digest(bytes);
         let status = match trusted.get(&path) {
             Some(t) if *t == d => None,
@@ -221,7 +227,7 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         };
         if let Some(status) = status {
             let text = resident.then(|| text.to_string());
-            review.pending.push(Reviewed { path: path.clone(), status, resident, text });
+            review.pending.push(Reviewed { path: path.clone(), status, resident, text, triggers });
         }
         review.files.insert(path, d);
     };
@@ -229,7 +235,7 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
     {
         Ok(text) => {
             let prose = prose(&text);
-            consider(ROOT_MD.into(), prose.as_bytes(), true, &prose);
+            consider(ROOT_MD.into(), prose.as_bytes(), None, &prose);
         }
         Err(why) => review.unreadable.push(Problem::refused(
             &project.dir.join(ROOT_MD),
@@ -247,10 +253,21 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
                 continue;
             }
         };
-        let resident = Document::parse(&text)
-            .map(|doc| Memory::from_document(f.rel.clone(), project.scope, &doc, 0).0)
-            .is_ok_and(|m| m.is_resident());
-        consider(f.rel.file(), text.as_bytes(), resident, &text);
+        let memory = Document::parse(&text)
+            .map(|doc| Memory::from_document(f.rel.clone(), project.scope, &doc, 0).0);
+        // A file that does not parse is never injected: shown whole, as a rule would be.
+        let memory = memory.unwrap_or_else(|_| {
+            let mut m = Memory::from_document(
+                f.rel.clone(),
+                project.scope,
+                &Document::new(String::new()),
+                0,
+            )
+            .0;
+            m.pinned = true;
+            m
+        });
+        consider(f.rel.file(), text.as_bytes(), Some(&memory), &text);
     }
     review.removed = trusted.keys().filter(|k| !review.files.contains_key(*k)).cloned().collect();
     Ok(review)

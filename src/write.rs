@@ -65,10 +65,11 @@ pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
     prepare(root, target)?;
     let mut options = fs::OpenOptions::new();
     options.create(true).truncate(false).write(true);
+    // Not through a link, and never blocking on a FIFO put in its place.
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(
         &mut options,
-        rustix::fs::OFlags::NOFOLLOW.bits() as i32,
+        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
     );
     let file = options.open(target).map_err(|e| Error::io(target, e))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {

@@ -43,11 +43,15 @@ pub struct Report {
 pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
     let mut out = Vec::new();
     for root in ctx.read_roots()? {
-        let Ok(entries) = fs::read_dir(history_dir(&root.dir, rel)) else { continue };
+        let dir = history_dir(&root.dir, rel);
+        // Never listed through a link; only the names mem writes are versions.
+        if crate::write::check_target(&root.dir, &dir).is_err() {
+            continue;
+        }
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
         for entry in entries.filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".md") else { continue };
-            let Ok(updated) = stem.split('-').next().unwrap_or("").parse::<i64>() else { continue };
+            let Some(updated) = version_name(&name) else { continue };
             let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
             let age = relative_age(updated, ctx.now_ms, Lang::En);
             out.push((root.scope, Version { updated, age, file: entry.path(), bytes }));
@@ -55,6 +59,14 @@ pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
     }
     out.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then_with(|| b.1.file.cmp(&a.1.file)));
     Ok(out)
+}
+
+/// The `updated` of a saved version's file name, `<ms>.md` or `<ms>-<n>.md`.
+fn version_name(name: &str) -> Option<i64> {
+    let stem = name.strip_suffix(".md")?;
+    let (ms, n) = stem.split_once('-').unwrap_or((stem, "1"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(ms) && digits(n)).then(|| ms.parse().ok()).flatten()
 }
 
 /// List the versions.

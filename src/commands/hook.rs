@@ -57,7 +57,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 .map_err(|e| Error::input(format!("cannot locate mem: {e}")))?;
             done.push(install_hook(&hooks, &exe, project_rel.as_deref().unwrap_or("."))?);
             done.push(edit_attributes(&top, &memory, true)?);
-            let driver = format!("'{}' merge-driver %O %A %B %P", exe.display());
+            let driver =
+                format!("{} merge-driver %O %A %B %P", sh_quote(&exe.display().to_string()));
             git(&top, &["config", "merge.mem.name", "mem generated memory indexes"])?;
             git(&top, &["config", "merge.mem.driver", &driver])?;
             done.push("registered the `mem` merge driver in .git/config".into());
@@ -108,14 +109,21 @@ fn install_hook(hooks: &Path, exe: &Path, project: &str) -> Result<String> {
     }
     let script = format!(
         "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{PREVIOUS}\" ]; then\n  \"$here/{PREVIOUS}\" \"$@\" || exit $?\nfi\n\
-         MEM='{exe}'\n[ -x \"$MEM\" ] || MEM=mem\n\
-         \"$MEM\" --project '{project}' --project-only compile --check || {{\n  \
+         MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n\
+         \"$MEM\" --project {project} --project-only compile --check || {{\n  \
          echo \"mem: the memory indexes above are stale: run 'mem compile' and stage the result\" >&2\n  exit 1\n}}\n",
-        exe = exe.display()
+        exe = sh_quote(&exe.display().to_string()),
+        project = sh_quote(project),
     );
     write_atomic(hooks, &hook, script.as_bytes())?;
     make_executable(&hook)?;
     Ok(note)
+}
+
+/// `s` as one shell word: single-quoted, a `'` inside written `'\''`, so
+/// no folder name can run a command in the hook.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn uninstall_hook(hooks: &Path) -> Result<String> {
@@ -160,7 +168,27 @@ fn edit_attributes(top: &Path, memory: &Path, add: bool) -> Result<String> {
         return Ok("removed the mem entries from .gitattributes".into());
     }
     let m = memory.display().to_string().replace('\\', "/");
-    let block = format!("{BEGIN}\n{m}/*/index.md merge=mem\n{m}/ROOT.md merge=mem\n{END}\n");
+    if m.contains(['\n', '\r']) || m.chars().any(char::is_control) {
+        return Err(Error::input(format!(
+            "{}: the memory folder's path has a line break or control character",
+            memory.display()
+        ))
+        .hint("rename the folder: .gitattributes holds one path a line"));
+    }
+    // A space, quote or backslash: the pattern is quoted the way git reads it.
+    let pattern = |tail: &str| {
+        let p = format!("{m}/{tail}");
+        if p.contains([' ', '"', '\\', '#']) {
+            format!("\"{}\"", p.replace('\\', "\\\\").replace('"', "\\\""))
+        } else {
+            p
+        }
+    };
+    let block = format!(
+        "{BEGIN}\n{} merge=mem\n{} merge=mem\n{END}\n",
+        pattern("*/index.md"),
+        pattern("ROOT.md")
+    );
     let mut new = without.clone();
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');

@@ -322,7 +322,7 @@ fn trusted(mut ctx: Context) -> (Context, Option<String>, Option<(Root, Gate)>) 
     }
     let note = format!(
         "project memory at {} is not trusted, so its memories were left out; \
-         the user can review it and run `mem trust` in the project",
+         the user can review it and run `mem trust` in the project (do not run it for them)",
         project.dir.display()
     );
     ctx.roots.project = None;
@@ -334,7 +334,7 @@ fn held_back(paths: &[String]) -> Option<String> {
     (!paths.is_empty()).then(|| {
         format!(
             "{} project memor{} added or changed since the user trusted this project {} held back: {}; \
-             the user can review and run `mem trust`",
+             the user can review them and run `mem trust` (do not run it for them)",
             paths.len(),
             if paths.len() == 1 { "y" } else { "ies" },
             if paths.len() == 1 { "is" } else { "are" },

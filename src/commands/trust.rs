@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::output::{Style, terminal_safe};
+use crate::output::{Style, one_line, terminal_safe};
 use crate::scan::Problem;
 use crate::trust::{self, Reviewed};
 
@@ -128,12 +128,19 @@ impl Report {
                 self.root.display()
             ));
         }
+        // Resident text and every trigger are injected at each session
+        // start: always shown in full. Other memories, by name.
         let (resident, other): (Vec<&Reviewed>, Vec<&Reviewed>) =
-            self.pending.iter().partition(|r| r.resident);
+            self.pending.iter().partition(|r| r.resident || !r.triggers.is_empty());
         for r in &resident {
             out.push_str(&format!("{:<8} {}\n", r.status, style.path(&r.path)));
             for line in r.text.as_deref().unwrap_or("").lines() {
                 out.push_str(&format!("  {} {line}\n", style.dim("│")));
+            }
+            if r.text.is_none() {
+                let triggers: Vec<String> =
+                    r.triggers.iter().map(|t| format!("\"{}\"", one_line(t))).collect();
+                out.push_str(&format!("  {} load_when: {}\n", style.dim("│"), triggers.join(", ")));
             }
         }
         for r in other.iter().take(LISTED) {

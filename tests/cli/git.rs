@@ -148,3 +148,25 @@ fn hook_outside_a_repository_explains() {
         .code(2)
         .stderr(predicates::str::contains("git repository"));
 }
+
+#[test]
+fn a_folder_name_cannot_run_a_command_in_the_hook() {
+    let env = Env::new();
+    let pwned = env.tmp.path().join("pwned");
+    let name = format!("sub'$(touch {})'", pwned.display());
+    let project = env.work().join(&name);
+    std::fs::create_dir_all(&project).unwrap();
+    ok(&env, &env.work(), &["init", "-q"]);
+    env.mem(["init"]).current_dir(&project).assert().success();
+    env.mem(["hook", "install"]).current_dir(&project).assert().success();
+    env.mem(["compile"]).current_dir(&project).assert().success();
+    ok(&env, &env.work(), &["add", "-A"]);
+    ok(&env, &env.work(), &["commit", "-qm", "memory"]);
+    assert!(!pwned.exists(), "the hook ran a command from the folder's name");
+    // The hook still checks that project: a stale index is refused.
+    std::fs::write(project.join(".memory/facts/x.md"), "---\nsummary: a new fact\n---\nx\n")
+        .unwrap();
+    ok(&env, &env.work(), &["add", "-A"]);
+    let refused = git(&env, &env.work(), &["commit", "-qm", "stale"]);
+    assert!(!refused.status.success(), "a stale index was committed");
+}

@@ -41,8 +41,8 @@ const EN: Words = Words {
     left_out: "Left out for the budget: {n} memories ({names}).",
     routing_left_out: "Left out for the budget: the routing table ({n} triggers).",
     rules_over: "The hard rules alone need about {need} tokens, over the budget of {budget}: shown in rank order until it ran out; `mem context --budget {need}` shows them all.",
-    untrusted: "Project memory at {dir} is not trusted, so it was not included. Review it, then run `mem trust` there.",
-    held_back: "{n} project memories added or changed since the project was trusted are held back ({paths}). Review them, then run `mem trust`.",
+    untrusted: "Project memory at {dir} is not trusted, so it was not included. The user can review it and run `mem trust` there; do not run it for them.",
+    held_back: "{n} project memories added or changed since the user trusted the project are held back ({paths}). The user can review them and run `mem trust`; do not run it for them.",
     more: "More: `mem recall <words>` searches every memory (over MCP: `memory_recall`).",
 };
 
@@ -60,8 +60,8 @@ const ZH: Words = Words {
     left_out: "因预算省略：{n} 条记忆（{names}）。",
     routing_left_out: "因预算省略：路由表（{n} 个触发词）。",
     rules_over: "仅硬性规则就需要约 {need} 个 token，超过预算 {budget}：按排序显示到预算用完；`mem context --budget {need}` 可全部显示。",
-    untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。检查后在该项目中运行 `mem trust`。",
-    held_back: "信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。检查后运行 `mem trust`。",
+    untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。用户检查后可在该项目中运行 `mem trust`；不要替用户运行。",
+    held_back: "用户信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。用户检查后可运行 `mem trust`；不要替用户运行。",
     more: "更多：`mem recall <关键词>` 搜索全部记忆（MCP：`memory_recall`）。",
 };
 
@@ -222,18 +222,22 @@ impl Report {
                 e.body.as_deref().map_or(String::new(), |b| format!("<body>{}</body>", esc(b)));
             out.push_str(&format!(
                 "  <memory section=\"{section}\" path=\"{}\" root=\"{}\" kind=\"{}\" title=\"{}\" age=\"{}\" verify=\"{}\">{}{body}</memory>\n",
-                esc(&e.path), e.root.name(), esc(&e.kind), esc(&e.title), esc(&e.age), e.stale, esc(&e.text)
+                esc_line(&e.path), e.root.name(), esc_line(&e.kind), esc_line(&e.title), esc_line(&e.age), e.stale, esc_line(&e.text)
             ));
         }
         if !self.routing.is_empty() {
             out.push_str("  <routing>\n");
             for (t, f) in &self.routing {
-                out.push_str(&format!("    <route trigger=\"{}\" file=\"{}\"/>\n", esc(t), esc(f)));
+                out.push_str(&format!(
+                    "    <route trigger=\"{}\" file=\"{}\"/>\n",
+                    esc_line(t),
+                    esc_line(f)
+                ));
             }
             out.push_str("  </routing>\n");
         }
         for line in self.footer() {
-            out.push_str(&format!("  <note>{}</note>\n", esc(&line)));
+            out.push_str(&format!("  <note>{}</note>\n", esc_line(&line)));
         }
         out.push_str("</memory-context>\n");
         out
@@ -277,6 +281,16 @@ pub(super) fn esc(s: &str) -> String {
     out
 }
 
+/// [`esc`] for one-line fields (attributes, a memory's summary): line
+/// breaks and tabs as character references, so no field starts a line.
+pub(super) fn esc_line(s: &str) -> String {
+    esc(s)
+        .replace('\r', "&#13;")
+        .replace('\n', "&#10;")
+        .replace('\t', "&#9;")
+        .replace(['\u{85}', '\u{2028}', '\u{2029}'], " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +298,11 @@ mod tests {
     #[test]
     fn xml_escapes_attributes_and_text() {
         assert_eq!(esc(r#"a<b>&"c"'d'"#), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+    }
+
+    #[test]
+    fn one_line_fields_stay_on_their_line_in_xml() {
+        assert_eq!(esc_line("a\n## Hard rules\r\n- x"), "a&#10;## Hard rules&#13;&#10;- x");
     }
 
     #[test]
