@@ -16,7 +16,7 @@
 //! `.state.json` when it is first trusted: a different repository cloned to
 //! a trusted path has no such id, so it is not trusted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,11 @@ pub struct Record {
     pub at: i64,
     /// Digest per file: [`ROOT_MD`] or `category/slug.md`.
     pub files: BTreeMap<String, String>,
+    /// The memories that were resident (rules, pinned) when trusted: one
+    /// that stops being resident through a change from outside `mem` (a
+    /// `superseded_by` or `role` added by a pull) is named, not dropped.
+    #[serde(default)]
+    pub resident: BTreeSet<String>,
 }
 
 /// The digest recorded for a file's bytes: SHA-256, first 128 bits in hex.
@@ -90,6 +95,17 @@ impl Gate {
         }
     }
 
+    /// The memories that were resident when trusted (empty unless
+    /// [`Gate::Files`]).
+    pub fn resident(&self) -> impl Iterator<Item = &String> {
+        match self {
+            Gate::Files(record) => Some(record.resident.iter()),
+            _ => None,
+        }
+        .into_iter()
+        .flatten()
+    }
+
     /// True when nothing of the root may pass.
     pub fn is_closed(&self) -> bool {
         matches!(self, Gate::Nothing)
@@ -104,17 +120,22 @@ impl Gate {
         }
     }
 
-    /// The memory `rel` of `root`, read and parsed from the bytes that were
-    /// checked, when they may pass.
-    pub fn memory(&self, root: &Root, rel: &RelPath) -> Option<Memory> {
+    /// The text of memory `rel` of `root`, read once and checked, when it
+    /// may pass.
+    pub fn text(&self, root: &Root, rel: &RelPath) -> Option<String> {
         if self.is_closed() {
             return None;
         }
         let path = rel.under(&root.dir);
         let text = files::read_text(&root.dir, &path, Links::Inside, MAX_FILE_BYTES).ok()?;
-        if !self.allows(&rel.file(), text.as_bytes()) {
-            return None;
-        }
+        self.allows(&rel.file(), text.as_bytes()).then_some(text)
+    }
+
+    /// The memory `rel` of `root`, read and parsed from the bytes that were
+    /// checked, when they may pass.
+    pub fn memory(&self, root: &Root, rel: &RelPath) -> Option<Memory> {
+        let text = self.text(root, rel)?;
+        let path = rel.under(&root.dir);
         let doc = Document::parse(&text).ok()?;
         let mtime = std::fs::metadata(&path)
             .and_then(|m| m.modified())
@@ -203,6 +224,8 @@ pub struct Review {
     pub unreadable: Vec<Problem>,
     /// Every digest to record.
     files: BTreeMap<String, String>,
+    /// The memories resident as they are now.
+    resident: BTreeSet<String>,
 }
 
 /// Compare every injectable file of `project` with what was trusted.
@@ -218,6 +241,9 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
     let trusted = before.map(|r| r.files).unwrap_or_default();
     let mut consider = |path: String, bytes: &[u8], memory: Option<&Memory>, text: &str| {
         let resident = memory.is_none_or(Memory::is_resident);
+        if memory.is_some_and(Memory::is_resident) {
+            review.resident.insert(path.clone());
+        }
         let triggers = memory.map(|m| m.load_when.clone()).unwrap_or_default();
         let d = digest(bytes);
         let status = match trusted.get(&path) {
@@ -289,6 +315,7 @@ pub fn record(global: &Path, project: &Root, review: &Review, now_ms: i64) -> Re
         id,
         at: now_ms,
         files: review.files.clone(),
+        resident: review.resident.clone(),
     };
     save(global, &review.canonical, &record)
 }
@@ -317,7 +344,18 @@ pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, n
             Some(old) => record.files.get(&key).is_some_and(|d| *d == digest(old)),
         };
         if was_trusted {
-            record.files.insert(key, digest(new));
+            record.files.insert(key.clone(), digest(new));
+            let resident = std::str::from_utf8(new)
+                .ok()
+                .and_then(|t| Document::parse(t).ok())
+                .is_some_and(|doc| {
+                    Memory::from_document(rel.clone(), project.scope, &doc, 0).0.is_resident()
+                });
+            if resident {
+                record.resident.insert(key);
+            } else {
+                record.resident.remove(&key);
+            }
         }
     });
 }

@@ -53,6 +53,9 @@ pub struct Overview {
     pub roots: Vec<RootInfo>,
     pub shadowed: Vec<String>,
     pub problems: Vec<Problem>,
+    /// What was left out of this overview, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One link of a version chain.
@@ -145,7 +148,7 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
         })
         .collect();
     let shadowed = tree.shadowed.iter().map(Memory::file).collect();
-    Overview { roots, shadowed, problems: tree.problems }
+    Overview { roots, shadowed, problems: tree.problems, notes: Vec::new() }
 }
 
 fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {

@@ -159,8 +159,12 @@ impl Server {
             no_track: false,
         };
         answer(self.context().and_then(|ctx| {
+            let gated = gated_project(&ctx);
             let (ctx, note, gate) = trusted(ctx);
             let mut report = recall::run(&ctx, &args)?;
+            if let Some(dir) = &gated {
+                scrub(&mut report.warnings, dir);
+            }
             report.warnings.extend(note);
             if let Some((root, gate)) = &gate {
                 let mut held = Vec::new();
@@ -226,7 +230,12 @@ impl Server {
             allow_secret: false,
         };
         answer(self.context().and_then(|ctx| {
-            let mut report = remember::run(&ctx, &args)?;
+            let gated = gated_project(&ctx);
+            let mut report =
+                remember::run(&ctx, &args).map_err(|e| scrub_error(e, gated.as_deref()))?;
+            if let Some(dir) = &gated {
+                scrub(&mut report.warnings, dir);
+            }
             if report.scope == Scope::Project {
                 // The reply lists the category: only what the user trusted of it.
                 let (_, _, gate) = trusted(ctx.clone());
@@ -250,7 +259,15 @@ impl Server {
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
         let args = forget::Args { path: p.path };
-        answer(self.context().and_then(|ctx| forget::run(&ctx, &args)))
+        answer(self.context().and_then(|ctx| {
+            let gated = gated_project(&ctx);
+            let mut report =
+                forget::run(&ctx, &args).map_err(|e| scrub_error(e, gated.as_deref()))?;
+            if let Some(dir) = &gated {
+                scrub(&mut report.warnings, dir);
+            }
+            Ok(report)
+        }))
     }
 
     /// Show one memory in full (metadata, body, version chain, saved versions) as JSON; or,
@@ -260,29 +277,26 @@ impl Server {
         let args = inspect::Args { path: p.path, secrets: false };
         answer(self.context().and_then(|ctx| {
             // Like recall: an untrusted project root's text is not handed to the agent.
+            let gated = gated_project(&ctx);
             let (ctx, note, gate) = trusted(ctx);
-            let mut report = inspect::run(&ctx, &args).map_err(|e| match &note {
-                Some(note) => e.hint(note.clone()),
-                None => e,
-            })?;
-            if let (inspect::Report::Detail(detail), Some((root, gate))) = (&mut report, &gate) {
-                let checked = |rel: &RelPath| gate.memory(root, rel);
-                if detail.memory.scope == Scope::Project {
-                    let same = checked(&detail.memory.path)
-                        .is_some_and(|m| m.body == detail.body && m.title == detail.memory.title);
-                    if !same {
-                        return Err(Error::input(format!(
-                            "{} was added or changed since the user trusted this project, so it is held back",
-                            detail.memory.path
-                        ))
-                        .hint("the user can review it and run `mem trust` in the project"));
+            let mut report = inspect::run(&ctx, &args)
+                .map_err(|e| scrub_error(e, gated.as_deref()))
+                .map_err(|e| match &note {
+                    Some(note) => e.hint(note.clone()),
+                    None => e,
+                })?;
+            if let Some((root, gate)) = &gate {
+                match &mut report {
+                    inspect::Report::Detail(detail) => trusted_detail(detail, root, gate)?,
+                    inspect::Report::Overview(overview) => {
+                        let before = overview.problems.len();
+                        overview.problems.retain(|p| !p.path.starts_with(&root.dir));
+                        let dropped = before - overview.problems.len();
+                        if dropped > 0 {
+                            note_dropped(&mut overview.notes, dropped);
+                        }
                     }
-                }
-                for link in detail.supersedes.iter_mut().chain(detail.superseded_by.iter_mut()) {
-                    let Ok(rel) = RelPath::parse(&link.path) else { continue };
-                    if rel.under(&root.dir).exists() {
-                        link.title = checked(&rel).map(|m| m.title);
-                    }
+                    inspect::Report::Secrets { .. } => {}
                 }
             }
             Ok(report)
@@ -327,6 +341,96 @@ fn trusted(mut ctx: Context) -> (Context, Option<String>, Option<(Root, Gate)>) 
     );
     ctx.roots.project = None;
     (ctx, Some(note), None)
+}
+
+/// Rebuild a project memory's detail from the one buffer whose digest was
+/// checked: metadata, frontmatter and body alike; its version chain only as
+/// far as trusted files lead. A held-back memory is an error that names it.
+fn trusted_detail(detail: &mut inspect::Detail, root: &Root, gate: &Gate) -> error::Result<()> {
+    if detail.memory.scope != Scope::Project {
+        return Ok(());
+    }
+    let rel = detail.memory.path.clone();
+    let held = || {
+        Error::input(format!(
+            "{rel} was added or changed since the user trusted this project, so it is held back"
+        ))
+        .hint("the user can review it and run `mem trust` in the project (do not run it for them)")
+    };
+    let text = gate.text(root, &rel).ok_or_else(held)?;
+    let doc = crate::frontmatter::Document::parse(&text).map_err(|_| held())?;
+    let memory = crate::memory::Memory::from_document(
+        rel.clone(),
+        Scope::Project,
+        &doc,
+        detail.memory.updated,
+    )
+    .0;
+    let chain = |next: fn(&crate::memory::Memory) -> Option<&String>, old: &[inspect::Link]| {
+        let mut links = Vec::new();
+        let mut at = next(&memory).cloned();
+        while let Some(path) = at.take().filter(|_| links.len() < 32) {
+            let Ok(link) = RelPath::parse(&path) else { break };
+            if !link.under(&root.dir).exists() {
+                // Not a project file: the global root's, trusted as it is.
+                let title =
+                    old.iter().find(|l| l.path == link.file()).and_then(|l| l.title.clone());
+                links.push(inspect::Link { path: link.file(), title });
+                break;
+            }
+            let found = gate.memory(root, &link);
+            links.push(inspect::Link {
+                path: link.file(),
+                title: found.as_ref().map(|m| m.title.clone()),
+            });
+            at = found.as_ref().and_then(next).cloned();
+        }
+        links
+    };
+    detail.supersedes = chain(|m| m.supersedes.as_ref(), &detail.supersedes);
+    detail.superseded_by = chain(|m| m.superseded_by.as_ref(), &detail.superseded_by);
+    detail.frontmatter = doc.meta;
+    detail.body = doc.body;
+    detail.memory = memory;
+    Ok(())
+}
+
+/// The project root's folder, when its text reaches the agent only as far as
+/// the user trusted it (not under `MEM_TRUST_ALL`).
+fn gated_project(ctx: &Context) -> Option<std::path::PathBuf> {
+    ctx.roots.project.as_ref().filter(|p| p.exists() && !ctx.trust_all).map(|p| p.dir.clone())
+}
+
+/// An error that quotes a project file, told without the quote.
+fn scrub_error(e: Error, project: Option<&std::path::Path>) -> Error {
+    let Some(dir) = project else { return e };
+    let dir = dir.display().to_string();
+    if !e.message.contains(&dir) && !e.hint.as_deref().is_some_and(|h| h.contains(&dir)) {
+        return e;
+    }
+    Error { message: "a file of the project root cannot be used as it is".into(), ..e }.hint(
+        "the message quotes a file the user has not trusted; the user can run `mem lint` to see it",
+    )
+}
+
+/// Say how many notes about project files were left out of a reply: they
+/// quote names and text from files the user has not trusted.
+fn note_dropped(notes: &mut Vec<String>, n: usize) {
+    notes.push(format!(
+        "{n} note(s) about files of the project root were left out: they quote files the user has not trusted; the user can run `mem lint`"
+    ));
+}
+
+/// Warnings that quote project files (their names, link targets, YAML
+/// errors, marker labels) replaced by one line, for a reply to the agent.
+fn scrub(warnings: &mut Vec<String>, project: &std::path::Path) {
+    let dir = project.display().to_string();
+    let before = warnings.len();
+    warnings.retain(|w| !w.contains(&dir));
+    let dropped = before - warnings.len();
+    if dropped > 0 {
+        note_dropped(warnings, dropped);
+    }
 }
 
 /// The note for project memories held back from a reply.

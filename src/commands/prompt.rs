@@ -7,9 +7,10 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::memory::truncate;
-use crate::output::Style;
+use crate::output::{Style, md_line};
 use crate::roots::Scope;
 use crate::time::parse_iso;
+use crate::trust::Gate;
 
 const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");
 
@@ -54,6 +55,9 @@ pub struct Report {
     pub more: usize,
 }
 
+/// What stands for a summary the user has not trusted.
+const HELD_BACK: &str = "(not shown: the user has not trusted this version of the file)";
+
 /// Rows of the manifest: enough to update instead of duplicate, bounded
 /// whatever the roots hold.
 const MANIFEST: usize = 60;
@@ -75,12 +79,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let more = live.len().saturating_sub(MANIFEST);
     live.truncate(MANIFEST);
     live.sort_by_key(|m| (m.scope, m.file()));
+    // This prompt is an agent's instructions: a project summary is in it
+    // only as far as the user trusted the file (names alone otherwise).
+    let project = ctx.root(Scope::Project);
+    let gate = project.map(|p| Gate::of(&ctx.roots.global.dir, p, ctx.trust_all));
+    let summary = |m: &crate::memory::Memory| match (m.scope, project, &gate) {
+        (Scope::Project, Some(root), Some(gate)) => {
+            gate.memory(root, &m.path).map_or_else(|| HELD_BACK.to_string(), |t| t.summary)
+        }
+        _ => m.summary.clone(),
+    };
     let manifest = live
         .into_iter()
         .map(|m| Row {
             root: m.scope,
             path: m.file(),
-            summary: m.summary.clone(),
+            summary: summary(m),
             updated: m.updated,
             recent: since_ms.is_some_and(|s| m.updated >= s),
         })
@@ -103,7 +117,8 @@ impl crate::output::Report for Report {
                 out.push_str(&format!("\n### {} root\n\n", row.root.name()));
             }
             let mark = if row.recent { " (updated recently)" } else { "" };
-            out.push_str(&format!("- `{}`{mark}: {}\n", row.path, truncate(&row.summary, 120)));
+            let summary = md_line(&truncate(&row.summary, 120));
+            out.push_str(&format!("- `{}`{mark}: {summary}\n", row.path));
         }
         if self.more > 0 {
             out.push_str(&format!(

@@ -221,8 +221,32 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let (memories, lib) = index_all_read(&roots);
     let role = args.role.as_ref().or(ctx.role.as_ref());
     let shows = |m: &Memory| !m.is_superseded() && m.role.as_ref().is_none_or(|r| Some(r) == role);
-    let visible: Vec<usize> =
+    let project = roots.iter().find(|r| r.scope == Scope::Project).copied();
+    let mut visible: Vec<usize> =
         (0..memories.len()).filter(|&d| lib.corpus.is_live(d) && shows(&memories[d])).collect();
+    // A project file the user did not trust hides no global memory.
+    let mut unshadowed = Vec::new();
+    if let (Some(project), Gate::Files(_)) = (project, &gate) {
+        for d in (0..memories.len()).filter(|&d| !lib.corpus.is_live(d)) {
+            let m = &memories[d];
+            let Some(p) = lib.docs.find(Scope::Project, &m.path.category, &m.path.slug) else {
+                continue;
+            };
+            let global_file = m.path.under(&ctx.roots.global.dir);
+            if m.scope == Scope::Global
+                && shows(m)
+                && lib.corpus.is_live(p)
+                && global_file.is_file()
+                && gate.memory(project, &memories[p].path).is_none()
+            {
+                unshadowed.push((p, d));
+            }
+        }
+    }
+    for &(p, d) in &unshadowed {
+        visible.retain(|&v| v != p);
+        visible.push(d);
+    }
     let states: Vec<(Scope, state::State)> =
         roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
     let hits = |m: &Memory| {
@@ -281,6 +305,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         candidates.extend(rules.into_iter().map(|d| Candidate::Memory(Section::Rule, d)));
         candidates.extend(pinned.into_iter().map(|d| Candidate::Memory(Section::Pinned, d)));
         candidates.push(Candidate::Routing);
+        // A memory resident when trusted that is not resident now, through a
+        // change from outside mem (`superseded_by`, `role`, a kind), is named.
+        if let Some(project) = project {
+            let now: HashSet<String> = candidates
+                .iter()
+                .filter_map(|c| match c {
+                    Candidate::Memory(_, d) if memories[*d].scope == Scope::Project => {
+                        Some(memories[*d].file())
+                    }
+                    _ => None,
+                })
+                .collect();
+            for path in gate.resident().filter(|p| !now.contains(*p)) {
+                let Ok(rel) = crate::relpath::RelPath::parse(path) else { continue };
+                if rel.under(&project.dir).symlink_metadata().is_ok()
+                    && gate.memory(project, &rel).is_none()
+                {
+                    held_back.push(path.clone());
+                }
+            }
+        }
+        held_back.extend(unshadowed.iter().map(|&(p, _)| memories[p].file()));
     }
     let mut seen: HashSet<usize> = candidates
         .iter()
@@ -305,7 +351,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 
     // A project memory reaches the agent only as the bytes the user trusted:
     // read again, checked against its digest, and parsed from what was checked.
-    let project = roots.iter().find(|r| r.scope == Scope::Project).copied();
     let mut checked: HashMap<usize, Option<Memory>> = HashMap::new();
     let mut trusted = |d: usize, held_back: &mut Vec<String>| -> Option<Memory> {
         let m = &memories[d];
