@@ -228,7 +228,8 @@ pub fn first_heading(body: &str) -> Option<String> {
 }
 
 /// The first paragraph with text, flattened to one line of at most
-/// [`SUMMARY_MAX`] characters.
+/// [`SUMMARY_MAX`] characters; withheld when the whole paragraph looks like
+/// it holds a credential (a cut could hide one from the check that follows).
 pub fn first_paragraph(body: &str) -> String {
     let mut inside = false;
     let mut text = String::new();
@@ -238,6 +239,9 @@ pub fn first_paragraph(body: &str) -> String {
             Event::End(TagEnd::Paragraph) => {
                 let flat = flatten(&text);
                 if !flat.is_empty() {
+                    if !crate::guard::secrets::scan(&flat).is_empty() {
+                        return crate::compile::WITHHELD.to_string();
+                    }
                     return truncate(&flat, SUMMARY_MAX);
                 }
                 text.clear();

@@ -118,7 +118,11 @@ fn check_line(line: &str) -> Option<&'static str> {
     if line.contains("-----BEGIN") && line.contains("PRIVATE KEY") {
         return Some("a private key block");
     }
-    if let Some(what) = url_credentials(line).or_else(|| webhook(line)).or_else(|| dotted(line)) {
+    if let Some(what) = url_credentials(line)
+        .or_else(|| webhook(line))
+        .or_else(|| dotted(line))
+        .or_else(|| command_line(line))
+    {
         return Some(what);
     }
     for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
@@ -142,19 +146,58 @@ fn url_credentials(line: &str) -> Option<&'static str> {
         let start = from + at + 3;
         from = start;
         let rest = &line[start..];
-        let end = rest.find(|c: char| c.is_whitespace() || "/?#\"'<>`".contains(c));
-        let authority = &rest[..end.unwrap_or(rest.len())];
-        let Some((userinfo, host)) = authority.rsplit_once('@') else { continue };
-        let Some((_, password)) = userinfo.split_once(':') else { continue };
-        if host.is_empty() || password.is_empty() {
+        // Up to the end of the word: a password may hold `/`, `#` or `?`.
+        let end = rest.find(|c: char| c.is_whitespace() || "\"'<>`".contains(c));
+        let word = &rest[..end.unwrap_or(rest.len())];
+        let Some((userinfo, host)) = word.rsplit_once('@') else { continue };
+        let Some((user, password)) = userinfo.split_once(':') else { continue };
+        if host.is_empty() || password.is_empty() || user.contains('/') {
             continue;
         }
         let lower = password.to_lowercase();
-        let placeholder = password.starts_with(['$', '<', '{', '%', '['])
+        let template =
+            |open: &str, close: char| password.starts_with(open) && password.ends_with(close);
+        let placeholder = password.starts_with(['$', '<', '{'])
+            || template("[", ']')
+            || template("%(", 's')
+            || password == "%s"
             || password.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.' || c == '…')
             || URL_PLACEHOLDERS.contains(&lower.as_str());
         if !placeholder {
             return Some("a password inside a URL");
+        }
+    }
+    None
+}
+
+/// A bearer token, or a password given on a command line (`curl -u
+/// user:pass`, `mysql -pPASS`, `--password=PASS`).
+fn command_line(line: &str) -> Option<&'static str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let real = |v: &str| {
+        let v = v.trim_matches(['"', '\'']);
+        v.len() >= 2
+            && !v.starts_with(['$', '<', '{', '*'])
+            && !URL_PLACEHOLDERS.contains(&v.to_lowercase().as_str())
+    };
+    let mysql =
+        words.iter().any(|x| matches!(*x, "mysql" | "mysqldump" | "mariadb" | "mysqladmin"));
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        if w.eq_ignore_ascii_case("bearer") {
+            let token = next.trim_matches(['"', '\'', ',']);
+            let mixed = token.chars().any(|c| c.is_ascii_digit())
+                && token.chars().any(|c| c.is_ascii_alphabetic());
+            if token.len() >= 20 && mixed && !token.starts_with(['$', '<', '{']) {
+                return Some("a bearer token");
+            }
+        }
+        let user_pass =
+            (*w == "-u" || *w == "--user") && next.split_once(':').is_some_and(|(_, p)| real(p));
+        let short = mysql && w.strip_prefix("-p").is_some_and(|p| !p.is_empty() && real(p));
+        let long = w.strip_prefix("--password=").is_some_and(real);
+        if user_pass || short || long {
+            return Some("a password on a command line");
         }
     }
     None
