@@ -403,3 +403,40 @@ fn a_summary_cut_from_the_body_never_carries_half_a_credential() {
     assert!(!index.contains("Qz9xT7pLm2"), "{index}");
     assert!(index.contains("withheld"), "{index}");
 }
+
+#[test]
+fn a_folder_swapped_for_a_link_mid_write_does_not_redirect_it() {
+    let env = Env::with_project();
+    let outside = env.tmp.path().join("victim");
+    fs::create_dir_all(&outside).unwrap();
+    env.mem(["remember", "facts/db", "The staging database lives on host db0 in eu-west."])
+        .assert()
+        .success();
+    let facts = env.project().join("facts");
+    let real = env.project().join("facts.real");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let racer = {
+        let (facts, real, outside, stop) =
+            (facts.clone(), real.clone(), outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if fs::rename(&facts, &real).is_ok() {
+                    let _ = symlink(&outside, &facts);
+                    std::thread::yield_now();
+                    let _ = fs::remove_file(&facts);
+                    let _ = fs::rename(&real, &facts);
+                }
+            }
+        })
+    };
+    for i in 0..60 {
+        let text = format!("The staging database lives on host db{i} in the eu-west region.");
+        let _ = env.mem(["remember", "facts/db", &text]).timeout(LIMIT).output().unwrap();
+        let _ = env.mem(["forget", "facts/db"]).timeout(LIMIT).output().unwrap();
+        let _ = env.mem(["restore", "facts/db"]).timeout(LIMIT).output().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    racer.join().unwrap();
+    let names: Vec<_> = fs::read_dir(&outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(names.is_empty(), "written outside the root: {names:?}");
+}

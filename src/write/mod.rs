@@ -1,20 +1,66 @@
-//! The one place that changes files under a root.
+//! Every change to a file under a root: writes, moves, removals, locks.
 //!
 //! Every write is a temp file in the target's own folder, then a rename, so a
-//! reader sees the old file or the new one, never half of either. Before any
-//! write the target is checked to stay inside its root: a symlinked folder or
-//! file that leads elsewhere is refused, never followed.
+//! reader sees the old file or the new one, never half of either. The target
+//! must lie inside its root, and no link on the way is followed: on Unix the
+//! change is made through the target's folder, opened from the root down
+//! with `O_NOFOLLOW` ([`at`]), so a folder swapped for a link meanwhile
+//! cannot redirect it.
+
+#[cfg(unix)]
+mod at;
 
 use std::fs;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::files::{self, Links, MAX_FILE_BYTES};
 use crate::relpath::RelPath;
 
+/// `target` (under `root`) split into its folder, relative to the root, and
+/// its file name.
+fn split<'a>(root: &Path, target: &'a Path) -> Result<(&'a Path, &'a std::ffi::OsStr)> {
+    let rel = inside(root, target)?;
+    let name = rel.file_name().ok_or_else(|| outside(target))?;
+    Ok((rel.parent().unwrap_or(Path::new("")), name))
+}
+
 /// Write `contents` to `target` (which must lie under `root`) atomically.
+#[cfg(unix)]
 pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
+    let (dir, name) = split(root, target)?;
+    at::Dir::open(root, dir, true)?.write(name, contents)
+}
+
+/// Move `from` to `to`, both under `root`, by rename; refuses to replace a
+/// file and to move a link.
+#[cfg(unix)]
+pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
+    let (from_dir, from_name) = split(root, from)?;
+    let (to_dir, to_name) = split(root, to)?;
+    let source = at::Dir::open(root, from_dir, false)?;
+    source.rename_to(from_name, &at::Dir::open(root, to_dir, true)?, to_name)
+}
+
+/// Remove `target`, which must lie under `root` and not be a symlink.
+#[cfg(unix)]
+pub fn remove_file(root: &Path, target: &Path) -> Result<()> {
+    let (dir, name) = split(root, target)?;
+    at::Dir::open(root, dir, false)?.remove(name)
+}
+
+/// Open (creating it if needed) the lock file `target` under `root`, never
+/// through a symlink and never blocking on a FIFO.
+#[cfg(unix)]
+pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
+    let (dir, name) = split(root, target)?;
+    at::Dir::open(root, dir, true)?.lock_file(name)
+}
+
+/// Write `contents` to `target` (which must lie under `root`) atomically.
+#[cfg(not(unix))]
+pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
     let parent = prepare(root, target)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".mem-")
@@ -23,12 +69,12 @@ pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(&parent, e))?;
     tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
-    set_mode(tmp.path(), target);
     tmp.persist(target).map_err(|e| Error::io(target, e.error))?;
     Ok(())
 }
 
 /// Move `from` to `to`, both under `root`, by rename; refuses to replace a file.
+#[cfg(not(unix))]
 pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
     no_links(root, inside(root, from)?)?;
     prepare(root, to)?;
@@ -39,12 +85,26 @@ pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Remove `target`, which must lie under `root` and not be a symlink.
+#[cfg(not(unix))]
 pub fn remove_file(root: &Path, target: &Path) -> Result<()> {
     prepare(root, target)?;
     fs::remove_file(target).map_err(|e| Error::io(target, e))
 }
 
+/// Open (creating it if needed) the lock file `target` under `root`.
+#[cfg(not(unix))]
+pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
+    prepare(root, target)?;
+    fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(target)
+        .map_err(|e| Error::io(target, e))
+}
+
 /// Check `target` stays under `root`, create its folder, return the folder.
+#[cfg(not(unix))]
 fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
     let rel = inside(root, target)?;
     let parent = target.parent().unwrap_or(root).to_path_buf();
@@ -57,26 +117,6 @@ fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
 /// way to it (the file itself included).
 pub fn check_target(root: &Path, target: &Path) -> Result<()> {
     no_links(root, inside(root, target)?)
-}
-
-/// Open (creating it if needed) the lock file `target` under `root`, never
-/// through a symlink.
-pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
-    prepare(root, target)?;
-    let mut options = fs::OpenOptions::new();
-    options.create(true).truncate(false).write(true);
-    // Not through a link, and never blocking on a FIFO put in its place.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-    );
-    let file = options.open(target).map_err(|e| Error::io(target, e))?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(Error::input(format!("{} is not a regular file", target.display()))
-            .hint("remove it; mem creates its lock files itself"));
-    }
-    Ok(file)
 }
 
 /// Walk down from the root along `rel`: no component may be a symlink.
@@ -151,16 +191,6 @@ pub fn save_history(root: &Path, rel: &RelPath, updated_ms: i64, text: &[u8]) ->
     write_atomic(root, &target, text)?;
     Ok(target)
 }
-
-#[cfg(unix)]
-fn set_mode(tmp: &Path, target: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = fs::metadata(target).map(|m| m.permissions().mode()).unwrap_or(0o644);
-    let _ = fs::set_permissions(tmp, fs::Permissions::from_mode(mode));
-}
-
-#[cfg(not(unix))]
-fn set_mode(_tmp: &Path, _target: &Path) {}
 
 #[cfg(test)]
 mod tests {
