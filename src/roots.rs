@@ -52,6 +52,8 @@ pub struct Roots {
     pub project: Option<Root>,
     /// The project was named by `--project` or `$MEM_PROJECT_DIR`.
     pub project_named: bool,
+    /// `.memory` folders passed over, and why.
+    pub notes: Vec<String>,
 }
 
 /// Where the global root lives: `$MEM_GLOBAL_DIR`, else
@@ -67,9 +69,59 @@ pub fn global_dir(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     set("HOME").map(|home| home.join(".config").join("mem").join("memory"))
 }
 
-/// The nearest ancestor of `cwd` (itself included) holding `.memory/ROOT.md`.
+/// The nearest ancestor of `cwd` (itself included) holding `.memory/ROOT.md`
+/// that may be used (see [`refusal`]).
 pub fn find_project(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().map(|dir| dir.join(".memory")).find(|root| root.join("ROOT.md").is_file())
+    find_project_noting(cwd, &mut Vec::new())
+}
+
+/// [`find_project`], noting each `.memory` passed over and why.
+pub fn find_project_noting(cwd: &Path, notes: &mut Vec<String>) -> Option<PathBuf> {
+    for dir in cwd.ancestors() {
+        let root = dir.join(".memory");
+        if !root.join("ROOT.md").is_file() {
+            continue;
+        }
+        match refusal(dir) {
+            None => return Some(root),
+            Some(why) => notes.push(why),
+        }
+    }
+    None
+}
+
+/// Why `<dir>/.memory` is not used as a project root, if it is not: it is a
+/// link that leads out of `dir` (a repository cannot point mem at another
+/// folder to write in), or, on Unix, it belongs to another user (a
+/// `.memory` in a shared parent such as `/tmp` is someone else's).
+pub fn refusal(dir: &Path) -> Option<String> {
+    let root = dir.join(".memory");
+    let meta = std::fs::symlink_metadata(&root).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = root.canonicalize().ok();
+        let inside =
+            dir.canonicalize().ok().zip(target.as_ref()).is_some_and(|(d, t)| t.starts_with(d));
+        if !inside {
+            return Some(format!(
+                "{} is a link out of {}; not used as the project memory",
+                root.display(),
+                dir.display()
+            ));
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(&root).map(|m| m.uid()).ok()?;
+        let me = rustix::process::geteuid().as_raw();
+        if owner != me {
+            return Some(format!(
+                "{} belongs to another user (uid {owner}); not used as the project memory",
+                root.display()
+            ));
+        }
+    }
+    None
 }
 
 /// Resolve both roots. `project_arg` is `--project DIR`; it wins over
@@ -84,12 +136,22 @@ pub fn discover(
         .map(Path::to_path_buf)
         .or_else(|| env("MEM_PROJECT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from));
     let project_named = named.is_some();
+    let mut notes = Vec::new();
     let project_dir = match named {
-        Some(dir) => Some(absolute(cwd, &dir).join(".memory")),
-        None => find_project(cwd),
+        Some(dir) => {
+            let dir = absolute(cwd, &dir);
+            match refusal(&dir) {
+                None => Some(dir.join(".memory")),
+                Some(why) => {
+                    notes.push(why);
+                    None
+                }
+            }
+        }
+        None => find_project_noting(cwd, &mut notes),
     };
     let project = project_dir.map(|dir| Root { scope: Scope::Project, dir });
-    Some(Roots { global, project, project_named })
+    Some(Roots { global, project, project_named, notes })
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {

@@ -30,6 +30,9 @@ use crate::output::emit;
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let ctx = Context::resolve(&cli.global.options())?;
+    for note in &ctx.roots.notes {
+        eprintln!("warning: {}", crate::output::terminal_safe(note, false));
+    }
     Ok(match &cli.command {
         Command::Init(args) => emit(&ctx, &init::run(&ctx, args)?),
         Command::Remember(args) => emit(&ctx, &remember::run(&ctx, args)?),

@@ -440,3 +440,44 @@ fn a_folder_swapped_for_a_link_mid_write_does_not_redirect_it() {
     let names: Vec<_> = fs::read_dir(&outside).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(names.is_empty(), "written outside the root: {names:?}");
 }
+
+#[test]
+fn a_memory_folder_that_links_out_of_its_project_is_not_used() {
+    let env = Env::new();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    fs::create_dir_all(elsewhere.join("facts")).unwrap();
+    fs::write(elsewhere.join("ROOT.md"), "# someone else's\n").unwrap();
+    symlink(&elsewhere, env.work().join(".memory")).unwrap();
+    env.mem(["remember", "facts/db", "The staging database lives on host db2 in eu-west."])
+        .assert()
+        .stderr(contains("is a link out of"));
+    assert!(!elsewhere.join("facts/db.md").exists(), "written through the linked .memory");
+    // A link inside the project is fine.
+    let env = Env::new();
+    fs::create_dir_all(env.work().join("docs/memory")).unwrap();
+    env.mem(["init"]).current_dir(env.work().join("docs")).assert().success();
+    fs::rename(env.work().join("docs/.memory"), env.work().join("docs/mem-root")).unwrap();
+    symlink("docs/mem-root", env.work().join(".memory")).unwrap();
+    env.mem(["remember", "facts/db", "The staging database lives on host db2 in eu-west."])
+        .assert()
+        .success();
+    assert!(env.work().join("docs/mem-root/facts/db.md").is_file());
+}
+
+#[test]
+fn another_users_memory_folder_up_the_tree_is_left_alone() {
+    let env = Env::new();
+    let shared = env.work().join("shared");
+    let repo = shared.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    env.mem(["init"]).current_dir(&shared).assert().success();
+    if std::os::unix::fs::chown(shared.join(".memory"), Some(65534), Some(65534)).is_err() {
+        eprintln!("skipped: changing a folder's owner needs root here");
+        return;
+    }
+    env.mem(["remember", "facts/db", "The staging database lives on host db2 in eu-west."])
+        .current_dir(&repo)
+        .assert()
+        .stderr(contains("belongs to another user"));
+    assert!(!shared.join(".memory/facts/db.md").exists(), "written into another user's root");
+}
