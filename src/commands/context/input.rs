@@ -45,6 +45,12 @@ pub fn parse(text: &str, text_ok: bool) -> Result<HookInput> {
 
 /// Read and parse standard input (see [`parse`]).
 pub fn read(text_ok: bool) -> Result<HookInput> {
+    if !text_ok && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(Error::input(
+            "--hook reads the agent host's hook JSON from stdin, not a terminal",
+        )
+        .hint("run `mem context` by hand without --hook"));
+    }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(std::io::stdin(), MAX_STDIN), &mut bytes)
         .map_err(|e| Error::input(format!("cannot read stdin: {e}")))?;

@@ -295,13 +295,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         };
         let mut rules: Vec<usize> =
             visible.iter().copied().filter(|&d| memories[d].is_rule()).collect();
-        rules.sort_by_key(rank_key);
+        rules.sort_by_cached_key(rank_key);
         let mut pinned: Vec<usize> = visible
             .iter()
             .copied()
             .filter(|&d| memories[d].pinned && !memories[d].is_rule())
             .collect();
-        pinned.sort_by_key(rank_key);
+        pinned.sort_by_cached_key(rank_key);
         candidates.extend(rules.into_iter().map(|d| Candidate::Memory(Section::Rule, d)));
         candidates.extend(pinned.into_iter().map(|d| Candidate::Memory(Section::Pinned, d)));
         candidates.push(Candidate::Routing);
@@ -420,21 +420,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Candidate::Routing => {
                 // Costed from the index first: a table that cannot fit is
                 // left out without reading a file.
-                let rows = routing_rows(&visible, &memories, &mut |d| Some(memories[d].clone()));
-                if rows.is_empty() {
+                let (count, cost) = report.cost_routing_of(&visible, &memories);
+                if count == 0 {
                     continue;
                 }
-                let fits = used + report.cost_routing(&rows) <= budget;
-                let rows = if fits {
-                    routing_rows(&visible, &memories, &mut |d| trusted(d, &mut held_back))
-                } else {
-                    rows
-                };
+                let fits = used + cost <= budget;
+                if !fits {
+                    report.left_out.routing = true;
+                    report.left_out.triggers = count;
+                    continue;
+                }
+                let rows = routing_rows(&visible, &memories, &mut |d| trusted(d, &mut held_back));
                 let cost = report.cost_routing(&rows);
                 if rows.is_empty() {
                     continue;
                 }
-                if fits && used + cost <= budget {
+                if used + cost <= budget {
                     used += cost;
                     report.routing = rows;
                     placed.push(Placed::Routing);
@@ -591,6 +592,21 @@ impl Report {
 
     fn cost_plan(&self, p: &Plan) -> usize {
         estimate_tokens(&p.text) + estimate_tokens(self.words().plan_global) + 8
+    }
+
+    /// Rows and cost of the routing table as the index has it, before any
+    /// file is read: a table that cannot fit is never built.
+    fn cost_routing_of(&self, visible: &[usize], memories: &[Memory]) -> (usize, usize) {
+        let per_row = if self.format == Format::Xml { 8 } else { 2 };
+        let (mut rows, mut cost) = (0, estimate_tokens(self.words().routing));
+        for m in visible.iter().map(|&d| &memories[d]) {
+            let file = estimate_tokens(&m.path.category) + estimate_tokens(&m.path.slug) + 1;
+            for t in &m.load_when {
+                rows += 1;
+                cost += estimate_tokens(t) + file + per_row;
+            }
+        }
+        (rows, cost)
     }
 
     fn cost_routing(&self, rows: &[(String, String)]) -> usize {
