@@ -97,7 +97,7 @@ fn escape_into(out: &mut String, c: char) {
     }
 }
 
-/// A file name or other one-line text with every [`hidden`] character,
+/// A file name or other one-line text with every hidden character,
 /// line breaks and tabs included, shown escaped: a name cannot forge a line.
 pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(hidden) {

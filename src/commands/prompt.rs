@@ -49,7 +49,7 @@ pub struct Row {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub prompt: String,
-    /// The most recently updated memories, at most [`MANIFEST`].
+    /// The most recently updated memories, at most 60.
     pub manifest: Vec<Row>,
     /// Live memories not in `manifest`.
     pub more: usize,

@@ -4,7 +4,7 @@
 //! reader sees the old file or the new one, never half of either. The target
 //! must lie inside its root, and no link on the way is followed: on Unix the
 //! change is made through the target's folder, opened from the root down
-//! with `O_NOFOLLOW` ([`at`]), so a folder swapped for a link meanwhile
+//! with `O_NOFOLLOW` (the `at` module), so a folder swapped for a link meanwhile
 //! cannot redirect it.
 
 #[cfg(unix)]
