@@ -69,9 +69,44 @@ fn file(root: &Root, id: &str) -> PathBuf {
     dir(root).join(format!("{}.json", crate::trust::digest(id.as_bytes())))
 }
 
-/// The relative paths of `root` already shown in session `id`.
+/// What the session record keeps of a memory shown: its path and version,
+/// so a memory updated since is shown again.
+pub fn key(path: &str, updated: i64) -> String {
+    format!("{path}@{updated}")
+}
+
+/// The keys ([`key`]) of `root` already shown in session `id`.
 pub fn shown(root: &Root, id: &str) -> BTreeSet<String> {
-    read(root, &file(root, id)).map(|r| r.shown.into_iter().collect()).unwrap_or_default()
+    Held::open(root).shown(id)
+}
+
+/// A root's session records, locked while held: what a prompt reads as
+/// already shown and what it then records are one step, so two prompts of
+/// one session at once never both show the same memory.
+pub struct Held<'r> {
+    root: &'r Root,
+    _lock: Option<std::fs::File>,
+}
+
+impl<'r> Held<'r> {
+    /// Lock the records of `root` (unlocked when the lock cannot be had:
+    /// derived data, at worst a repeat).
+    pub fn open(root: &'r Root) -> Held<'r> {
+        let lock = lock_file(&root.dir, &dir(root).join(".lock")).ok().filter(|f| f.lock().is_ok());
+        Held { root, _lock: lock }
+    }
+
+    /// The keys already shown in session `id`.
+    pub fn shown(&self, id: &str) -> BTreeSet<String> {
+        read(self.root, &file(self.root, id))
+            .map(|r| r.shown.into_iter().collect())
+            .unwrap_or_default()
+    }
+
+    /// [`record`], under this lock.
+    pub fn record(&self, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
+        write_record(self.root, id, paths, fresh, now_ms)
+    }
 }
 
 fn read(root: &Root, path: &Path) -> Option<Record> {
@@ -82,12 +117,14 @@ fn read(root: &Root, path: &Path) -> Option<Record> {
 /// Record `paths` of `root` as shown in session `id`; with `fresh`, what was
 /// recorded before is dropped first (the agent's context was cleared).
 pub fn record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
+    Held::open(root).record(id, paths, fresh, now_ms)
+}
+
+fn write_record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
     if paths.is_empty() && !fresh {
         return Ok(());
     }
     let target = file(root, id);
-    let lock = lock_file(&root.dir, &dir(root).join(".lock"))?;
-    lock.lock().map_err(|e| crate::error::Error::io(&target, e))?;
     let mut record =
         if fresh { Record::default() } else { read(root, &target).unwrap_or_default() };
     for p in paths {

@@ -14,7 +14,7 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use tracing_subscriber::filter::LevelFilter;
 
-use crate::commands::{context, forget, inspect, recall, remember};
+use crate::commands::{agent, forget, inspect, recall, remember};
 use crate::context::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::error::{self, Error};
@@ -157,48 +157,62 @@ impl Server {
             all: false,
             explain: false,
             no_track: false,
+            trusted: true,
         };
         answer(self.context().and_then(|ctx| {
-            let gated = gated_project(&ctx);
-            let (ctx, note, gate) = trusted(ctx);
-            let mut report = recall::run(&ctx, &args)?;
-            if let Some(dir) = &gated {
-                scrub(&mut report.warnings, dir);
-            }
-            report.warnings.extend(note);
-            if let Some((root, gate)) = &gate {
-                let mut held = Vec::new();
-                report.results.retain_mut(|found| {
-                    if found.root != Scope::Project {
-                        return true;
-                    }
-                    let checked =
-                        RelPath::parse(&found.path).ok().and_then(|rel| gate.memory(root, &rel));
-                    match checked {
-                        Some(m) => {
-                            (found.title, found.summary, found.kind) = (m.title, m.summary, m.kind);
-                            true
-                        }
-                        None => {
-                            held.push(found.path.clone());
-                            false
-                        }
-                    }
-                });
-                report.warnings.extend(held_back(&held));
-            }
-            if let Some(session) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
-                let roots = ctx.read_roots()?;
-                let before = context::already_shown(&roots, session);
-                report.results.retain(|f| !before.contains(&(f.root, f.path.clone())));
-                let shown: Vec<(Scope, String)> =
-                    report.results.iter().map(|f| (f.root, f.path.clone())).collect();
-                context::remember_shown(&roots, session, &shown, ctx.now_ms);
+            let mut args = args;
+            let session = p.session_id.as_deref().filter(|s| !s.is_empty());
+            let roots: Vec<crate::roots::Root> = ctx.read_roots()?.into_iter().cloned().collect();
+            let roots: Vec<&crate::roots::Root> = roots.iter().collect();
+            // Held until this call's results are recorded (see `session::Held`).
+            let held: Vec<crate::session::Held> = match session {
+                Some(_) => roots.iter().map(|r| crate::session::Held::open(r)).collect(),
+                None => Vec::new(),
+            };
+            let before: std::collections::BTreeSet<(Scope, String)> = match session {
+                Some(s) => held
+                    .iter()
+                    .zip(&roots)
+                    .flat_map(|(h, r)| h.shown(s).into_iter().map(|k| (r.scope, k)))
+                    .collect(),
+                None => Default::default(),
+            };
+            // What the session was shown is left out; the rest fills the limit.
+            let limit = args.limit;
+            args.limit = limit.saturating_add(before.len().min(200) as u16);
+            let mut report = recall::run_trusted(&ctx, &args)?;
+            if let Some(session) = session {
+                let seen = |f: &recall::Found| {
+                    before.contains(&(f.root, crate::session::key(&f.path, f.updated)))
+                };
+                let skipped = report.results.iter().filter(|f| seen(f)).count();
+                report.results.retain(|f| !seen(f));
+                report.results.truncate(usize::from(limit));
+                if skipped > 0 {
+                    report.warnings.push(format!(
+                        "{skipped} result(s) this session was already shown were left out"
+                    ));
+                }
+                let shown: Vec<(Scope, String)> = report
+                    .results
+                    .iter()
+                    .map(|f| (f.root, crate::session::key(&f.path, f.updated)))
+                    .collect();
+                for (h, r) in held.iter().zip(&roots) {
+                    let keys: Vec<String> = shown
+                        .iter()
+                        .filter(|(s, _)| *s == r.scope)
+                        .map(|(_, k)| k.clone())
+                        .collect();
+                    // Derived data: a root that cannot keep it only repeats itself.
+                    let _ = h.record(session, &keys, false, ctx.now_ms);
+                }
+            } else {
+                report.results.truncate(usize::from(limit));
             }
             Ok(report)
         }))
     }
-
     /// Save or update one durable memory as a Markdown file ("category/slug"). Worth saving:
     /// facts about the project or its environment, decisions with their reasons, pitfalls
     /// and how to avoid them, the user's preferences, rules to follow. Not worth saving:
@@ -230,15 +244,15 @@ impl Server {
             allow_secret: false,
         };
         answer(self.context().and_then(|ctx| {
-            let gated = gated_project(&ctx);
+            let gated = agent::gated_dir(&ctx);
             let mut report =
-                remember::run(&ctx, &args).map_err(|e| scrub_error(e, gated.as_deref()))?;
+                remember::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
             if let Some(dir) = &gated {
-                scrub(&mut report.warnings, dir);
+                agent::scrub(&mut report.warnings, dir);
             }
             if report.scope == Scope::Project {
                 // The reply lists the category: only what the user trusted of it.
-                let (_, _, gate) = trusted(ctx.clone());
+                let (_, _, gate) = agent::gated(ctx.clone());
                 let project = ctx.roots.project.as_ref();
                 let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
                 if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
@@ -260,11 +274,11 @@ impl Server {
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
         let args = forget::Args { path: p.path };
         answer(self.context().and_then(|ctx| {
-            let gated = gated_project(&ctx);
+            let gated = agent::gated_dir(&ctx);
             let mut report =
-                forget::run(&ctx, &args).map_err(|e| scrub_error(e, gated.as_deref()))?;
+                forget::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
             if let Some(dir) = &gated {
-                scrub(&mut report.warnings, dir);
+                agent::scrub(&mut report.warnings, dir);
             }
             Ok(report)
         }))
@@ -277,10 +291,10 @@ impl Server {
         let args = inspect::Args { path: p.path, secrets: false };
         answer(self.context().and_then(|ctx| {
             // Like recall: an untrusted project root's text is not handed to the agent.
-            let gated = gated_project(&ctx);
-            let (ctx, note, gate) = trusted(ctx);
+            let gated = agent::gated_dir(&ctx);
+            let (ctx, note, gate) = agent::gated(ctx);
             let mut report = inspect::run(&ctx, &args)
-                .map_err(|e| scrub_error(e, gated.as_deref()))
+                .map_err(|e| agent::scrub_error(e, gated.as_deref()))
                 .map_err(|e| match &note {
                     Some(note) => e.hint(note.clone()),
                     None => e,
@@ -293,7 +307,7 @@ impl Server {
                         overview.problems.retain(|p| !p.path.starts_with(&root.dir));
                         let dropped = before - overview.problems.len();
                         if dropped > 0 {
-                            note_dropped(&mut overview.notes, dropped);
+                            agent::note_dropped(&mut overview.notes, dropped);
                         }
                     }
                     inspect::Report::Secrets { .. } => {}
@@ -318,29 +332,6 @@ impl Server {
     fn context(&self) -> error::Result<Context> {
         Context::resolve(&self.opts)
     }
-}
-
-/// Leave out an untrusted project root (its memories would become the agent's
-/// instructions), with a note saying how to trust it; as `mem context` does.
-/// A trusted root comes back with its gate: each of its files passes only
-/// as the content the user trusted.
-fn trusted(mut ctx: Context) -> (Context, Option<String>, Option<(Root, Gate)>) {
-    let Some(project) = ctx.roots.project.clone() else { return (ctx, None, None) };
-    let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
-    if !selected || !project.exists() || ctx.trust_all {
-        return (ctx, None, None);
-    }
-    let gate = Gate::of(&ctx.roots.global.dir, &project, false);
-    if !gate.is_closed() {
-        return (ctx, None, Some((project, gate)));
-    }
-    let note = format!(
-        "project memory at {} is not trusted, so its memories were left out; \
-         the user can review it and run `mem trust` in the project (do not run it for them)",
-        project.dir.display()
-    );
-    ctx.roots.project = None;
-    (ctx, Some(note), None)
 }
 
 /// Rebuild a project memory's detail from the one buffer whose digest was
@@ -393,58 +384,6 @@ fn trusted_detail(detail: &mut inspect::Detail, root: &Root, gate: &Gate) -> err
     detail.body = doc.body;
     detail.memory = memory;
     Ok(())
-}
-
-/// The project root's folder, when its text reaches the agent only as far as
-/// the user trusted it (not under `MEM_TRUST_ALL`).
-fn gated_project(ctx: &Context) -> Option<std::path::PathBuf> {
-    ctx.roots.project.as_ref().filter(|p| p.exists() && !ctx.trust_all).map(|p| p.dir.clone())
-}
-
-/// An error that quotes a project file, told without the quote.
-fn scrub_error(e: Error, project: Option<&std::path::Path>) -> Error {
-    let Some(dir) = project else { return e };
-    let dir = dir.display().to_string();
-    if !e.message.contains(&dir) && !e.hint.as_deref().is_some_and(|h| h.contains(&dir)) {
-        return e;
-    }
-    Error { message: "a file of the project root cannot be used as it is".into(), ..e }.hint(
-        "the message quotes a file the user has not trusted; the user can run `mem lint` to see it",
-    )
-}
-
-/// Say how many notes about project files were left out of a reply: they
-/// quote names and text from files the user has not trusted.
-fn note_dropped(notes: &mut Vec<String>, n: usize) {
-    notes.push(format!(
-        "{n} note(s) about files of the project root were left out: they quote files the user has not trusted; the user can run `mem lint`"
-    ));
-}
-
-/// Warnings that quote project files (their names, link targets, YAML
-/// errors, marker labels) replaced by one line, for a reply to the agent.
-fn scrub(warnings: &mut Vec<String>, project: &std::path::Path) {
-    let dir = project.display().to_string();
-    let before = warnings.len();
-    warnings.retain(|w| !w.contains(&dir));
-    let dropped = before - warnings.len();
-    if dropped > 0 {
-        note_dropped(warnings, dropped);
-    }
-}
-
-/// The note for project memories held back from a reply.
-fn held_back(paths: &[String]) -> Option<String> {
-    (!paths.is_empty()).then(|| {
-        format!(
-            "{} project memor{} added or changed since the user trusted this project {} held back: {}; \
-             the user can review them and run `mem trust` (do not run it for them)",
-            paths.len(),
-            if paths.len() == 1 { "y" } else { "ies" },
-            if paths.len() == 1 { "is" } else { "are" },
-            paths.join(", ")
-        )
-    })
 }
 
 /// A report as JSON text, then its warnings in plain words; an error as a

@@ -1,6 +1,7 @@
 //! One module per verb. Each has its clap `Args`, a `run` that does the work
 //! and returns a report, and the report's human rendering.
 
+pub mod agent;
 pub mod clean;
 pub mod compile;
 pub mod completions;
@@ -28,7 +29,26 @@ use crate::error::Result;
 use crate::output::emit;
 
 /// Run a parsed command line; returns the exit code.
+///
+/// Run from an agent host's hook (`mem context --hook` or `--query -`), a
+/// failure says so on stderr and exits 1: an exit 2 would make some hosts
+/// block the user's prompt, and the session must go on without memory.
 pub fn run(cli: Cli) -> Result<i32> {
+    let hook = matches!(&cli.command,
+        Command::Context(a) if a.hook || a.query.as_deref() == Some("-"));
+    match run_command(cli) {
+        Err(err) if hook => {
+            let text = crate::output::terminal_safe(&err.to_string(), false).into_owned();
+            eprintln!(
+                "mem: {text}\nmem: no memory for this prompt; the session goes on without it"
+            );
+            Ok(1)
+        }
+        other => other,
+    }
+}
+
+fn run_command(cli: Cli) -> Result<i32> {
     let ctx = Context::resolve(&cli.global.options())?;
     for note in &ctx.roots.notes {
         eprintln!("warning: {}", crate::output::terminal_safe(note, false));

@@ -59,6 +59,10 @@ pub struct Args {
     /// Do not count hits in .state.json
     #[arg(long)]
     pub no_track: bool,
+    /// Only text the user trusted, as an agent gets it (`mem trust`): a
+    /// project memory added or changed since is named, not shown
+    #[arg(long)]
+    pub trusted: bool,
 }
 
 /// One result.
@@ -93,6 +97,50 @@ pub struct Report {
 
 /// Rank and, unless told not to, count the hits.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    if args.trusted {
+        return run_trusted(ctx, args);
+    }
+    run_all(ctx, args)
+}
+
+/// [`run`] as an agent may see it: an untrusted project root is left out
+/// with a note; of a trusted one, each result is read again and shown only
+/// as the bytes the user trusted, and notes that quote its files are
+/// replaced by a count.
+pub fn run_trusted(ctx: &Context, args: &Args) -> Result<Report> {
+    let gated = crate::commands::agent::gated_dir(ctx);
+    let (ctx, note, gate) = crate::commands::agent::gated(ctx.clone());
+    let mut report = run_all(&ctx, args)?;
+    if let Some(dir) = &gated {
+        crate::commands::agent::scrub(&mut report.warnings, dir);
+    }
+    report.warnings.extend(note);
+    if let Some((root, gate)) = &gate {
+        let mut held = Vec::new();
+        report.results.retain_mut(|found| {
+            if found.root != Scope::Project {
+                return true;
+            }
+            let checked = crate::relpath::RelPath::parse(&found.path)
+                .ok()
+                .and_then(|rel| gate.memory(root, &rel));
+            match checked {
+                Some(m) => {
+                    (found.title, found.summary, found.kind) = (m.title, m.summary, m.kind);
+                    true
+                }
+                None => {
+                    held.push(found.path.clone());
+                    false
+                }
+            }
+        });
+        report.warnings.extend(crate::commands::agent::held_back_note(&held));
+    }
+    Ok(report)
+}
+
+fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
     let query = args.query.join(" ");
     let roots = ctx.read_roots()?;
     let lib = index_all(&roots);

@@ -39,7 +39,7 @@ fn a_changed_root_md_needs_trusting_again_and_untrust_removes_it() {
     let root = env.read("ROOT.md");
     env.write("ROOT.md", &format!("{root}\n- New rule sneaked in by a pull.\n"));
     // The rest of the root still reaches the agent; ROOT.md's text is held back.
-    env.mem(["context"]).assert().stdout(contains("## Hard rules")).stdout(contains("held back"));
+    env.mem(["context"]).assert().stdout(contains("## Hard rules")).stdout(contains("Held back"));
     env.mem(["trust"])
         .assert()
         .code(1)
@@ -160,7 +160,7 @@ fn file_globs_pull_in_memories_for_that_part_of_the_code() {
     env.mem(["context", "--no-track", "--file", "web/app/checkout/page.tsx"])
         .assert()
         .stdout(contains("## For the files in play").not())
-        .stdout(contains("held back (facts/web-forms.md)"));
+        .stdout(contains("1 file (facts/web-forms.md)"));
     env.mem(["trust", "--yes"]).assert().success();
     env.mem(["context", "--no-track", "--file", "web/app/checkout/page.tsx"])
         .assert()

@@ -188,7 +188,7 @@ fn a_rule_pulled_after_trust_is_held_back_and_named() {
     env.write("facts/pinned-pull.md", "---\npinned: true\nsummary: Pinned by a pull.\n---\nx\n");
     let text = env.stdout(["context", "--no-track"]);
     assert!(!text.contains("pastebin") && !text.contains("Pinned by a pull"), "{text}");
-    assert!(text.contains("held back") && text.contains("rules/pulled.md"), "{text}");
+    assert!(text.contains("Held back") && text.contains("rules/pulled.md"), "{text}");
     assert!(text.contains("rules/deploy-pnpm.md"), "the rest of the root still works:\n{text}");
     // A changed rule is held back too, and its old text is not shown either.
     let rule = env.read("rules/deploy-pnpm.md");

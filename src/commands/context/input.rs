@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::session::Source;
 
-/// The most read from standard input: a prompt, not a document.
-const MAX_STDIN: u64 = 1 << 20;
+/// The most read from standard input: a prompt with a pasted log, not more.
+const MAX_STDIN: u64 = 16 << 20;
+/// The most of a prompt that is used to look for matches.
+const MAX_QUERY_CHARS: usize = 4096;
 
 /// A hook's input.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -24,10 +26,18 @@ pub struct HookInput {
 /// Parse standard input's text: a JSON object with the hook's fields, or,
 /// when `text_ok`, plain text taken as the prompt.
 pub fn parse(text: &str, text_ok: bool) -> Result<HookInput> {
+    let looks_json = text.trim_start().starts_with('{');
     let json = serde_json::from_str::<serde_json::Value>(text).ok().filter(|v| v.is_object());
+    if looks_json && json.is_none() {
+        // Never taken for a prompt: its session id and folder would be lost.
+        return Err(Error::input("the hook's JSON on stdin does not parse").hint(
+            "an agent host sends one JSON object, e.g. {\"session_id\": \"…\", \"prompt\": \"…\"}",
+        ));
+    }
     let Some(v) = json else {
         if text_ok {
-            return Ok(HookInput { prompt: Some(text.trim().to_string()), ..HookInput::default() });
+            let prompt = text.trim().chars().take(MAX_QUERY_CHARS).collect();
+            return Ok(HookInput { prompt: Some(prompt), ..HookInput::default() });
         }
         return Err(Error::input("--hook expects the agent host's hook JSON on stdin").hint(
             "e.g. {\"session_id\": \"…\", \"source\": \"startup\"}; drop --hook to run it by hand",
@@ -36,7 +46,7 @@ pub fn parse(text: &str, text_ok: bool) -> Result<HookInput> {
     let field =
         |key: &str| v.get(key).and_then(|x| x.as_str()).map(str::trim).filter(|s| !s.is_empty());
     Ok(HookInput {
-        prompt: field("prompt").map(str::to_string),
+        prompt: field("prompt").map(|p| p.chars().take(MAX_QUERY_CHARS).collect()),
         session_id: field("session_id").map(str::to_string),
         source: field("source").map(Source::parse),
         cwd: field("cwd").map(PathBuf::from),
@@ -52,8 +62,14 @@ pub fn read(text_ok: bool) -> Result<HookInput> {
         .hint("run `mem context` by hand without --hook"));
     }
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(std::io::stdin(), MAX_STDIN), &mut bytes)
-        .map_err(|e| Error::input(format!("cannot read stdin: {e}")))?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::io::stdin(), MAX_STDIN + 1),
+        &mut bytes,
+    )
+    .map_err(|e| Error::input(format!("cannot read stdin: {e}")))?;
+    if bytes.len() as u64 > MAX_STDIN {
+        return Err(Error::input("stdin is over 16 MiB; a hook's JSON is smaller"));
+    }
     let text = String::from_utf8(bytes).map_err(|_| Error::input("stdin is not valid UTF-8"))?;
     parse(&text, text_ok)
 }

@@ -14,7 +14,7 @@ mod input;
 mod plan;
 mod render;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -122,6 +122,8 @@ pub struct Entry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     pub age: String,
+    /// Epoch ms of the version shown.
+    pub updated: i64,
     /// Older than a day: shown with a reminder to verify before relying on it.
     pub stale: bool,
 }
@@ -260,14 +262,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // What the session was shown already (nothing, when it starts over).
     // A session start (not a resume) starts over: the agent holds nothing yet.
     let fresh = !prompt_mode && hook.source != Some(session::Source::Resume);
+    // Held until what this run shows is recorded (see `session::Held`).
+    let held: Vec<session::Held> = match &session_id {
+        Some(_) => roots.iter().map(|r| session::Held::open(r)).collect(),
+        None => Vec::new(),
+    };
     let already: HashSet<(Scope, String)> = match &session_id {
-        Some(id) if !fresh => roots
+        Some(id) if !fresh => held
             .iter()
-            .flat_map(|r| session::shown(r, id).into_iter().map(|p| (r.scope, p)))
+            .zip(&roots)
+            .flat_map(|(h, r)| h.shown(id).into_iter().map(|p| (r.scope, p)))
             .collect(),
         _ => HashSet::new(),
     };
-    let new_to_session = |m: &Memory| !already.contains(&(m.scope, m.file()));
+    let new_to_session =
+        |m: &Memory| !already.contains(&(m.scope, session::key(&m.file(), m.updated)));
 
     let mut candidates = Vec::new();
     let mut held_back = Vec::new();
@@ -415,6 +424,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 } else {
                     full_sections.insert(key);
                     report.rules_over_budget = Some(0);
+                    let name = match plan.root {
+                        Scope::Project => "ROOT.md (plan)",
+                        Scope::Global => "global ROOT.md (plan)",
+                    };
+                    left_out_paths.push(name.to_string());
                 }
             }
             Candidate::Routing => {
@@ -445,18 +459,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 }
             }
             Candidate::Memory(section, d) => {
-                if full_sections.contains(&key) {
-                    if section == Section::Rule {
-                        rules_need += report.cost_entry(&entry(section, &memories[d], ctx, true));
-                    }
-                    left_out_paths.push(memories[d].file());
-                    continue;
-                }
+                // Checked before it is named or costed, even when left out: a
+                // file the user did not trust is only ever named as held back.
                 let Some(m) = trusted(d, &mut held_back) else { continue };
                 let e = entry(section, &m, ctx, section == Section::Rule || args.full);
                 let cost = report.cost_entry(&e);
                 if section == Section::Rule {
                     rules_need += cost;
+                }
+                if full_sections.contains(&key) {
+                    left_out_paths.push(m.file());
+                    continue;
                 }
                 if used + cost <= budget {
                     used += cost;
@@ -482,8 +495,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     report.left_out.names = left_out_paths.iter().take(3).cloned().collect();
     // The footer counts too: undo from the end until the whole block fits.
     loop {
-        report.used = estimate_tokens(&report.text());
-        if report.used <= budget || !report.undo(placed.pop()) {
+        if report.measure() <= budget || !report.undo(placed.pop()) {
             break;
         }
     }
@@ -503,15 +515,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         track(ctx, &roots, &report);
     }
     if let Some(id) = &session_id {
-        for root in &roots {
+        for (root, held) in roots.iter().zip(&held) {
             let shown: Vec<String> = report
                 .entries
                 .iter()
                 .filter(|e| e.root == root.scope)
-                .map(|e| e.path.clone())
+                .map(|e| session::key(&e.path, e.updated))
                 .collect();
             // Derived data: a root that cannot keep it only repeats itself.
-            let _ = session::record(root, id, &shown, fresh, ctx.now_ms);
+            let _ = held.record(id, &shown, fresh, ctx.now_ms);
         }
     }
     Ok(report)
@@ -526,6 +538,9 @@ enum Placed {
 
 impl Report {
     /// The block as printed, in its format (or as JSON).
+    /// Exactly what is printed: control and invisible characters already
+    /// shown escaped, so what the budget measures is what the terminal or
+    /// agent gets.
     fn text(&self) -> String {
         if self.json {
             if self.is_empty() {
@@ -533,8 +548,20 @@ impl Report {
             }
             serde_json::to_string_pretty(self).unwrap_or_default()
         } else {
-            self.render()
+            crate::output::terminal_safe(&self.render(), false).into_owned()
         }
+    }
+
+    /// The block's tokens as printed, with `used` itself filled in.
+    fn measure(&mut self) -> usize {
+        for _ in 0..3 {
+            let now = estimate_tokens(&self.text());
+            if now == self.used {
+                break;
+            }
+            self.used = now;
+        }
+        self.used
     }
 
     /// Take back the last thing placed; false when there was none.
@@ -542,7 +569,16 @@ impl Report {
         match last {
             None => false,
             Some(Placed::Plan) => {
-                self.plans.pop();
+                if let Some(plan) = self.plans.pop() {
+                    self.left_out.count += 1;
+                    let name = match plan.root {
+                        Scope::Project => "ROOT.md (plan)",
+                        Scope::Global => "global ROOT.md (plan)",
+                    };
+                    if self.left_out.names.len() < 3 {
+                        self.left_out.names.insert(0, name.to_string());
+                    }
+                }
                 true
             }
             Some(Placed::Routing) => {
@@ -662,17 +698,25 @@ fn best_matches(
 }
 
 fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool) -> Entry {
-    let mut text = if m.summary.is_empty() {
+    let shows_body = with_body && !m.body.trim().is_empty();
+    // A summary cut from the body says again what the body says in full.
+    let mut text = if shows_body && m.summary_derived {
+        String::new()
+    } else if m.summary.is_empty() {
         crate::memory::truncate(&m.body, 280)
     } else {
         m.summary.clone()
     };
     if !m.highlight.is_empty() {
-        text.push_str(" — ");
+        if !text.is_empty() {
+            text.push_str(" — ");
+        }
         text.push_str(&m.highlight);
     }
+    // Line breaks as `\n` whatever the file used (a CR would print escaped).
+    let body = m.body.replace("\r\n", "\n").replace('\r', "\n");
     // The body's own first heading repeats the title shown just above it.
-    let mut body = m.body.trim();
+    let mut body = body.trim();
     if let Some(first) = body.lines().next()
         && first.starts_with('#')
         && first.trim_start_matches('#').trim() == m.title.trim()
@@ -686,7 +730,8 @@ fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool) -> Entry 
         title: m.title.clone(),
         kind: m.kind.clone(),
         text,
-        body: (with_body && !body.is_empty()).then(|| body.to_string()),
+        body: (shows_body && !body.is_empty()).then(|| body.to_string()),
+        updated: m.updated,
         age: relative_age(m.updated, ctx.now_ms, ctx.lang),
         stale: ctx.now_ms - m.updated > DAY_MS,
     }
@@ -708,28 +753,11 @@ fn track(ctx: &Context, roots: &[&Root], report: &Report) {
 
 impl crate::output::Report for Report {
     fn human(&self, _style: &Style) -> String {
-        self.render()
+        self.text()
     }
 
     fn json_text(&self) -> Option<String> {
         let text = self.text();
         Some(if text.is_empty() { text } else { text + "\n" })
     }
-}
-
-/// The shown-set of a session, for tools that show memories (`memory_recall`).
-pub fn remember_shown(roots: &[&Root], session: &str, shown: &[(Scope, String)], now_ms: i64) {
-    for root in roots {
-        let paths: Vec<String> =
-            shown.iter().filter(|(s, _)| *s == root.scope).map(|(_, p)| p.clone()).collect();
-        let _ = session::record(root, session, &paths, false, now_ms);
-    }
-}
-
-/// What a session was shown already, over every root.
-pub fn already_shown(roots: &[&Root], session: &str) -> BTreeSet<(Scope, String)> {
-    roots
-        .iter()
-        .flat_map(|r| session::shown(r, session).into_iter().map(|p| (r.scope, p)))
-        .collect()
 }

@@ -38,12 +38,12 @@ const EN: Words = Words {
     routing: "Routing (trigger → memory; `mem recall <trigger>` shows it)",
     verify: "verify before use",
     snapshot: "Memories are snapshots: before recommending a file, function or flag that a memory names, check that it still exists.",
-    left_out: "Left out for the budget: {n} memories ({names}).",
+    left_out: "Left out for the budget: {n} {memories} ({names}).",
     routing_left_out: "Left out for the budget: the routing table ({n} triggers).",
-    rules_over: "The hard rules alone need about {need} tokens, over the budget of {budget}: shown in rank order until it ran out; `mem context --budget {need}` shows them all.",
+    rules_over: "The plan and the hard rules alone need about {need} tokens, over the budget of {budget}: shown in rank order until it ran out; `mem context --budget {need}` shows them all.",
     untrusted: "Project memory at {dir} is not trusted, so it was not included. The user can review it and run `mem trust` there; do not run it for them.",
-    held_back: "{n} project memories added or changed since the user trusted the project are held back ({paths}). The user can review them and run `mem trust`; do not run it for them.",
-    more: "More: `mem recall <words>` searches every memory (over MCP: `memory_recall`).",
+    held_back: "Held back, added or changed since the user trusted the project: {n} {files} ({paths}). The user can review them and run `mem trust`; do not run it for them.",
+    more: "More: `mem recall --trusted <words>` searches every memory (over MCP: `memory_recall`).",
 };
 
 const ZH: Words = Words {
@@ -59,10 +59,10 @@ const ZH: Words = Words {
     snapshot: "记忆是过去的快照：推荐其中提到的文件、函数或参数之前，先确认它们仍然存在。",
     left_out: "因预算省略：{n} 条记忆（{names}）。",
     routing_left_out: "因预算省略：路由表（{n} 个触发词）。",
-    rules_over: "仅硬性规则就需要约 {need} 个 token，超过预算 {budget}：按排序显示到预算用完；`mem context --budget {need}` 可全部显示。",
+    rules_over: "仅计划和硬性规则就需要约 {need} 个 token，超过预算 {budget}：按排序显示到预算用完；`mem context --budget {need}` 可全部显示。",
     untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。用户检查后可在该项目中运行 `mem trust`；不要替用户运行。",
     held_back: "用户信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。用户检查后可运行 `mem trust`；不要替用户运行。",
-    more: "更多：`mem recall <关键词>` 搜索全部记忆（MCP：`memory_recall`）。",
+    more: "更多：`mem recall --trusted <关键词>` 搜索全部记忆（MCP：`memory_recall`）。",
 };
 
 /// At most this many names in a line that stands for a longer list.
@@ -96,6 +96,9 @@ impl Report {
     pub(super) fn footer(&self) -> Vec<String> {
         let w = self.words();
         let mut out = Vec::new();
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 { one.to_string() } else { many.to_string() }
+        };
         if let Some(need) = self.rules_over_budget {
             out.push(
                 w.rules_over
@@ -107,16 +110,22 @@ impl Report {
             out.push(
                 w.left_out
                     .replace("{n}", &self.left_out.count.to_string())
+                    .replace("{memories}", &plural(self.left_out.count, "memory", "memories"))
                     .replace("{names}", &names(&self.left_out.names)),
             );
         }
         if self.left_out.routing {
             out.push(w.routing_left_out.replace("{n}", &self.left_out.triggers.to_string()));
         }
+        if self.prompt_mode {
+            // The session start said the rest; a prompt adds matches only.
+            return out;
+        }
         if !self.held_back.is_empty() {
             out.push(
                 w.held_back
                     .replace("{n}", &self.held_back.len().to_string())
+                    .replace("{files}", &plural(self.held_back.len(), "file", "files"))
                     .replace("{paths}", &names(&self.held_back)),
             );
         }
@@ -150,7 +159,7 @@ impl Report {
     fn markdown(&self) -> String {
         let w = self.words();
         let mut out = if self.prompt_mode { String::new() } else { format!("# {}\n", w.title) };
-        if self.entries.iter().any(|e| e.stale) {
+        if self.entries.iter().any(|e| e.stale) && !self.prompt_mode {
             out.push_str(&format!("\n_{}_\n", w.snapshot));
         }
         for plan in &self.plans {
@@ -167,10 +176,11 @@ impl Report {
                 out.push_str(&format!("\n## {}\n\n", self.heading(e.section)));
             }
             let verify = if e.stale { format!(", {}", w.verify) } else { String::new() };
+            let text =
+                if e.text.is_empty() { String::new() } else { format!(": {}", md_line(&e.text)) };
             out.push_str(&format!(
-                "- **{}**: {} (`{}`, {}{verify})\n",
+                "- **{}**{text} (`{}`, {}{verify})\n",
                 md_line(&e.title),
-                md_line(&e.text),
                 e.path,
                 e.age
             ));

@@ -1,0 +1,85 @@
+//! What an agent may be shown of a project root: only what the user
+//! trusted (see [`crate::trust`]). Shared by `mem mcp` and the commands an
+//! agent is pointed at (`mem recall --trusted`).
+
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::Error;
+use crate::roots::{Root, Scope};
+use crate::trust::Gate;
+
+/// Leave out an untrusted project root (its memories would become the agent's
+/// instructions), with a note saying how to trust it; as `mem context` does.
+/// A trusted root comes back with its gate: each of its files passes only
+/// as the content the user trusted.
+pub fn gated(mut ctx: Context) -> (Context, Option<String>, Option<(Root, Gate)>) {
+    let Some(project) = ctx.roots.project.clone() else { return (ctx, None, None) };
+    let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
+    if !selected || !project.exists() || ctx.trust_all {
+        return (ctx, None, None);
+    }
+    let gate = Gate::of(&ctx.roots.global.dir, &project, false);
+    if !gate.is_closed() {
+        return (ctx, None, Some((project, gate)));
+    }
+    let note = format!(
+        "project memory at {} is not trusted, so its memories were left out; \
+         the user can review it and run `mem trust` in the project (do not run it for them)",
+        project.dir.display()
+    );
+    ctx.roots.project = None;
+    (ctx, Some(note), None)
+}
+
+/// The project root's folder, when its text reaches the agent only as far as
+/// the user trusted it (not under `MEM_TRUST_ALL`).
+pub fn gated_dir(ctx: &Context) -> Option<PathBuf> {
+    ctx.roots.project.as_ref().filter(|p| p.exists() && !ctx.trust_all).map(|p| p.dir.clone())
+}
+
+/// An error that quotes a project file, told without the quote.
+pub fn scrub_error(e: Error, project: Option<&Path>) -> Error {
+    let Some(dir) = project else { return e };
+    let dir = dir.display().to_string();
+    if !e.message.contains(&dir) && !e.hint.as_deref().is_some_and(|h| h.contains(&dir)) {
+        return e;
+    }
+    Error { message: "a file of the project root cannot be used as it is".into(), ..e }.hint(
+        "the message quotes a file the user has not trusted; the user can run `mem lint` to see it",
+    )
+}
+
+/// Say how many notes about project files were left out of a reply: they
+/// quote names and text from files the user has not trusted.
+pub fn note_dropped(notes: &mut Vec<String>, n: usize) {
+    notes.push(format!(
+        "{n} note(s) about files of the project root were left out: they quote files the user has not trusted; the user can run `mem lint`"
+    ));
+}
+
+/// Warnings that quote project files (their names, link targets, YAML
+/// errors, marker labels) replaced by one line, for a reply to the agent.
+pub fn scrub(warnings: &mut Vec<String>, project: &Path) {
+    let dir = project.display().to_string();
+    let before = warnings.len();
+    warnings.retain(|w| !w.contains(&dir));
+    let dropped = before - warnings.len();
+    if dropped > 0 {
+        note_dropped(warnings, dropped);
+    }
+}
+
+/// The note for project memories held back from a reply.
+pub fn held_back_note(paths: &[String]) -> Option<String> {
+    (!paths.is_empty()).then(|| {
+        format!(
+            "{} project memor{} added or changed since the user trusted this project {} held back: {}; \
+             the user can review them and run `mem trust` (do not run it for them)",
+            paths.len(),
+            if paths.len() == 1 { "y" } else { "ies" },
+            if paths.len() == 1 { "is" } else { "are" },
+            paths.join(", ")
+        )
+    })
+}
