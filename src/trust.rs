@@ -360,6 +360,34 @@ pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, n
     });
 }
 
+/// After `mem` rewrote ROOT.md of a trusted `project` from `old` to `new`:
+/// its hand-written text stays trusted if it was.
+pub fn wrote_root_md(global: &Path, project: &Root, old: &str, new: &str) {
+    let (old, new) = (digest(prose(old).as_bytes()), digest(prose(new).as_bytes()));
+    if old == new {
+        return;
+    }
+    let _ = update(global, project, |record| {
+        if record.files.get(ROOT_MD) == Some(&old) {
+            record.files.insert(ROOT_MD.to_string(), new);
+        }
+    });
+}
+
+/// Trust a project root that `mem init` has just made: its ROOT.md, as
+/// written, and nothing else that may already be in the folder.
+pub fn trust_new_root(global: &Path, project: &Root, root_md: &str, now_ms: i64) -> Result<()> {
+    let canonical = project.dir.canonicalize().map_err(|e| Error::io(&project.dir, e))?;
+    let id = root_id(project, now_ms)?;
+    let _lock = lock(global, &canonical)?;
+    let mut record = read_record(global, &canonical).filter(|r| r.id == id).unwrap_or_else(|| {
+        Record { version: VERSION, root: canonical.display().to_string(), id, ..Record::default() }
+    });
+    record.at = now_ms;
+    record.files.insert(ROOT_MD.to_string(), digest(prose(root_md).as_bytes()));
+    save(global, &canonical, &record)
+}
+
 fn update(global: &Path, project: &Root, change: impl FnOnce(&mut Record)) -> Result<()> {
     let Some(before) = load(global, project) else { return Ok(()) };
     let canonical = PathBuf::from(&before.root);

@@ -78,7 +78,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let mut reports = Vec::new();
     for root in roots {
+        let root_md = |r: &Root| crate::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
+        let before =
+            (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
         reports.push(compile_root(root, args.check, args.fix_markers)?);
+        // Sections mem added to ROOT.md keep it trusted, as any write through mem does.
+        if let (Some(before), Some(after)) = (before, root_md(root)) {
+            crate::trust::wrote_root_md(&ctx.roots.global.dir, root, &before, &after);
+        }
     }
     let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
     let warnings =

@@ -55,8 +55,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Action::Install => {
             let exe = std::env::current_exe()
                 .map_err(|e| Error::input(format!("cannot locate mem: {e}")))?;
+            // .gitattributes first: a refusal there leaves nothing half done.
+            let attributes = edit_attributes(&top, &memory, true)?;
             done.push(install_hook(&hooks, &exe, project_rel.as_deref().unwrap_or("."))?);
-            done.push(edit_attributes(&top, &memory, true)?);
+            done.push(attributes);
             let driver =
                 format!("{} merge-driver %O %A %B %P", sh_quote(&exe.display().to_string()));
             git(&top, &["config", "merge.mem.name", "mem generated memory indexes"])?;
@@ -154,7 +156,18 @@ fn make_executable(_path: &Path) -> Result<()> {
 /// Add (or remove) our block of `.gitattributes` lines.
 fn edit_attributes(top: &Path, memory: &Path, add: bool) -> Result<String> {
     let path = top.join(".gitattributes");
-    let text = fs::read_to_string(&path).unwrap_or_default();
+    // A regular file of the repository, never read through a link.
+    let text = match crate::files::read(top, &path, crate::files::Links::Never, 1 << 20) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+            Error::input(format!("{} is not valid UTF-8", path.display()))
+                .hint("save it as UTF-8; mem left it as it is")
+        })?,
+        Err(crate::files::Refusal::Missing) => String::new(),
+        Err(why) => {
+            return Err(Error::input(format!("{}: {why}", path.display()))
+                .hint("make .gitattributes a regular file of the repository"));
+        }
+    };
     let without = strip_block(&text);
     if !add {
         if without == text {

@@ -66,6 +66,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .hint("this root is already set up; edit ROOT.md by hand, or remove it first"));
     }
     write_atomic(&dir, &root_md, root_template(args.lang).as_bytes())?;
+    if scope == Scope::Project {
+        // Made here, by the user: what init wrote is trusted (nothing else
+        // that may already be in the folder).
+        let root = crate::roots::Root { scope, dir: dir.clone() };
+        crate::trust::trust_new_root(
+            &ctx.roots.global.dir,
+            &root,
+            root_template(args.lang),
+            ctx.now_ms,
+        )?;
+    }
     let gitignore = dir.join(".gitignore");
     if !gitignore.exists() {
         write_atomic(&dir, &gitignore, GITIGNORE.as_bytes())?;

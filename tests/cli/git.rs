@@ -170,3 +170,14 @@ fn a_folder_name_cannot_run_a_command_in_the_hook() {
     let refused = git(&env, &env.work(), &["commit", "-qm", "stale"]);
     assert!(!refused.status.success(), "a stale index was committed");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_linked_gitattributes_is_refused_before_anything_is_installed() {
+    let env = Env::new();
+    ok(&env, &env.work(), &["init", "-q"]);
+    env.mem(["init"]).assert().success();
+    std::os::unix::fs::symlink("/dev/zero", env.work().join(".gitattributes")).unwrap();
+    env.mem(["hook", "install"]).assert().code(2).stderr(predicates::str::contains("symlink"));
+    assert!(!env.work().join(".git/hooks/pre-commit").exists(), "installed half");
+}

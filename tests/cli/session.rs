@@ -347,3 +347,28 @@ fn a_left_out_name_is_never_an_untrusted_file() {
     let v = env.json(["context", "--no-track", "--budget", "120"]);
     assert!(v["left_out"]["names"].to_string().contains("ROOT.md (plan)"), "{v}");
 }
+
+#[test]
+fn a_root_made_here_is_trusted_for_what_mem_writes() {
+    let env = Env::with_project();
+    env.mem(["remember", "rules/no-force-push", "Never force-push to main; open a pull request."])
+        .assert()
+        .success();
+    let text = env.stdout(["context", "--no-track"]);
+    assert!(text.contains("Never force-push to main"), "{text}");
+    assert!(!text.contains("not trusted") && !text.contains("Held back"), "{text}");
+    // Sections `compile --fix-markers` adds keep ROOT.md trusted.
+    let root = env.read("ROOT.md");
+    let cut = &root[..root.find("## Categories").unwrap()];
+    env.write(
+        "ROOT.md",
+        &cut.replace(
+            "- (rules every agent and person must follow; put longer ones in `rules/`)",
+            "- Run the tests.",
+        ),
+    );
+    env.mem(["trust", "--yes"]).assert().success();
+    env.mem(["compile", "--fix-markers"]).assert().success();
+    let text = env.stdout(["context", "--no-track"]);
+    assert!(text.contains("- Run the tests.") && !text.contains("Held back"), "{text}");
+}
