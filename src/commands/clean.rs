@@ -61,6 +61,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut candidates = Vec::new();
     let mut warnings = Vec::new();
     for root in ctx.read_roots()? {
+        let _lock = if args.yes { Some(crate::write::lock_root(&root.dir)?) } else { None };
         let hits = state::load(&root.dir).0.hits;
         let mut moved = false;
         for m in scan_root(root).memories {

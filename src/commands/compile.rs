@@ -78,6 +78,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let mut reports = Vec::new();
     for root in roots {
+        let _lock = if args.check { None } else { Some(crate::write::lock_root(&root.dir)?) };
         let root_md = |r: &Root| crate::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();

@@ -81,11 +81,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let after = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
+    // The editor may have been open for minutes: the file is read again
+    // under the root's write lock, and a change made meanwhile is not lost.
+    let _lock = crate::write::lock_root(&root.dir)?;
+    let now = crate::files::text(&root.dir, &file)?;
+    if after != template && now != before {
+        return Err(Error::input(format!(
+            "{} changed while it was open in the editor; it was left as it is now",
+            rel.file()
+        ))
+        .hint(format!("your text is kept in {}; merge it by hand", draft.display())));
+    }
     let action = match &before {
         _ if after == template => "unchanged",
         None => "created",
         Some(old) => {
-            save_history(&root.dir, &rel, ctx.now_ms, old.as_bytes())?;
+            // Saved under the version's own `updated`, as remember does.
+            let updated = Document::parse(old)
+                .ok()
+                .and_then(|d| d.meta.get("updated").and_then(crate::memory::date_ms))
+                .unwrap_or(ctx.now_ms);
+            save_history(&root.dir, &rel, updated, old.as_bytes())?;
             "updated"
         }
     };

@@ -216,6 +216,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
         .hint("export it again with this version of mem"));
     }
     let root = target(ctx, args.into)?;
+    let _lock = if args.dry_run { None } else { Some(crate::write::lock_root(&root.dir)?) };
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();
@@ -266,7 +267,12 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
             let file = rel.under(&root.dir);
             let old = crate::files::text(&root.dir, &file)?;
             if *action == "updated" {
-                save_history(&root.dir, rel, ctx.now_ms, old.as_deref().unwrap_or("").as_bytes())?;
+                let old = old.as_deref().unwrap_or("");
+                let updated = Document::parse(old)
+                    .ok()
+                    .and_then(|d| d.meta.get("updated").and_then(crate::memory::date_ms))
+                    .unwrap_or(ctx.now_ms);
+                save_history(&root.dir, rel, updated, old.as_bytes())?;
             }
             if *action != "unchanged" {
                 write_atomic(&root.dir, &file, new.as_bytes())?;

@@ -51,6 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
+    let _lock = crate::write::lock_root(&root.dir)?;
     let to = trash(&root.dir, &rel, ctx.now_ms)?;
     let mut warnings = Vec::new();
     if root.scope == Scope::Project && rel.under(&ctx.roots.global.dir).is_file() {
@@ -80,6 +81,7 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Report> {
         return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
             .hint("`mem forget` puts memories in <root>/.trash/; check the path"));
     };
+    let _lock = crate::write::lock_root(&root.dir)?;
     let to = rel.under(&root.dir);
     if to.symlink_metadata().is_ok() {
         return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(

@@ -114,6 +114,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let file = rel.under(&root.dir);
     let body = read_body(args.body.as_deref())?;
     let old = resolve_supersedes(ctx, args, &rel)?;
+    // Held from the read to the last write: a memory created or changed
+    // meanwhile is read here, and this write applies on top of it.
+    let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
+    let _locks = crate::write::lock_roots(&locked)?;
     let previous = read_existing(root, &file)?;
     let given_text = body.is_some() || args.summary.is_some();
     let draft = match &previous {

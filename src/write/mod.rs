@@ -113,6 +113,45 @@ fn prepare(root: &Path, target: &Path) -> Result<PathBuf> {
     Ok(parent)
 }
 
+/// The write lock of a root, held until dropped.
+#[derive(Debug)]
+pub struct RootLock {
+    #[cfg(unix)]
+    _dir: std::os::fd::OwnedFd,
+}
+
+/// Take the write lock of `root`: every command that reads a memory,
+/// changes it and writes it back holds it across all three, so parallel
+/// writers apply one after another and none is lost. It is an advisory
+/// lock on the root folder itself (nothing is created, nothing to ignore);
+/// readers never take it.
+pub fn lock_root(root: &Path) -> Result<RootLock> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FlockOperation, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let dir =
+            rustix::fs::open(root, flags, Mode::empty()).map_err(|e| Error::io(root, e.into()))?;
+        rustix::fs::flock(&dir, FlockOperation::LockExclusive)
+            .map_err(|e| Error::io(root, e.into()))?;
+        Ok(RootLock { _dir: dir })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        Ok(RootLock {})
+    }
+}
+
+/// The write locks of several roots, taken project first: one order for
+/// every command, so two commands never wait on each other.
+pub fn lock_roots(roots: &[&crate::roots::Root]) -> Result<Vec<RootLock>> {
+    let mut roots: Vec<&crate::roots::Root> = roots.to_vec();
+    roots.sort_by_key(|r| r.scope);
+    roots.dedup_by(|a, b| a.dir == b.dir);
+    roots.iter().map(|r| lock_root(&r.dir)).collect()
+}
+
 /// Check that `target` may be written: under `root`, and no symlink on the
 /// way to it (the file itself included).
 pub fn check_target(root: &Path, target: &Path) -> Result<()> {

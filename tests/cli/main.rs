@@ -2,6 +2,7 @@
 
 mod cache;
 mod compile;
+mod concurrency;
 mod context;
 mod env;
 mod errors;
