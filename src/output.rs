@@ -200,8 +200,14 @@ pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     }
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => report.exit_code(),
+        // A reader that stopped early (`mem list | head`) is not a failure.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
-        _ => report.exit_code(),
+        // A full disk or a closed terminal is: what was asked for was not written.
+        Err(e) => {
+            eprintln!("mem: cannot write the output: {e}");
+            2
+        }
     }
 }
 

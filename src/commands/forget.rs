@@ -53,11 +53,25 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     let _lock = crate::write::lock_root(&root.dir)?;
     let to = trash(&root.dir, &rel, ctx.now_ms)?;
+    // The indexes must follow, or the move is undone: a forget that fails
+    // (a full disk) leaves the memory where it was and the indexes as they were.
+    let (compiled, notes) = match refresh(root) {
+        Ok(done) => done,
+        Err(e) => {
+            let back = move_file(&root.dir, &to, &from);
+            if back.is_ok() {
+                // Generated files written before the failure, as they were.
+                let _ = refresh(root);
+            }
+            let left = if back.is_ok() { "it was left where it was" } else { "it is in the trash" };
+            return Err(Error::input(format!("cannot forget {rel}: {}; {left}", e.message))
+                .hint("free some disk space, then forget it again"));
+        }
+    };
     let mut warnings = Vec::new();
     if root.scope == Scope::Project && rel.under(&ctx.roots.global.dir).is_file() {
         warnings.push(format!("the global {rel} is visible again"));
     }
-    let (compiled, notes) = refresh(root)?;
     warnings.extend(notes);
     Ok(Report {
         action: "forgot",

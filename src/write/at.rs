@@ -94,8 +94,9 @@ impl Dir {
         let (tmp, file) = self.temp(mode)?;
         let done = (|| {
             let mut file = file;
-            file.write_all(contents).map_err(|e| Error::io(&self.at(&tmp), e))?;
-            file.sync_all().map_err(|e| Error::io(&self.at(&tmp), e))?;
+            // Named by the file being written: the temp file is ours, not the user's.
+            file.write_all(contents).map_err(|e| Error::io(&self.at(name), e))?;
+            file.sync_all().map_err(|e| Error::io(&self.at(name), e))?;
             rustix::fs::renameat(&self.fd, &tmp, &self.fd, name).map_err(|e| io(&self.at(name), e))
         })();
         if done.is_err() {

@@ -1,24 +1,13 @@
 //! Several agents writing at once: every write applies on top of the one
 //! before, and every replaced version is kept.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
-use crate::env::{Env, NOW};
+use crate::env::Env;
 
 /// Start `mem ARGS` in the project without waiting for it.
 fn spawn(env: &Env, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("mem"))
-        .env_clear()
-        .env("HOME", env.tmp.path().join("home"))
-        .env("MEM_GLOBAL_DIR", env.global())
-        .env("MEM_NOW", NOW.to_string())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(env.work())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    env.process(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 fn wait_all(children: Vec<Child>) -> Vec<String> {

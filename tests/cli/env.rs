@@ -66,6 +66,24 @@ impl Env {
         cmd
     }
 
+    /// [`Env::mem`] as a plain `std::process::Command`, for what
+    /// assert_cmd does not offer (a given stdout, spawning without waiting).
+    pub fn process<I, S>(&self, args: I) -> std::process::Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("mem"));
+        cmd.env_clear()
+            .env("HOME", self.tmp.path().join("home"))
+            .env("MEM_GLOBAL_DIR", self.global())
+            .env("MEM_NOW", NOW.to_string())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(self.work())
+            .args(args);
+        cmd
+    }
+
     /// Run and return stdout; panics with stderr when the exit code differs.
     pub fn stdout<I, S>(&self, args: I) -> String
     where

@@ -111,3 +111,79 @@ fn non_utf8_stdin_is_refused() {
         .code(2)
         .stderr(contains("UTF-8"));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_is_an_error() {
+    let env = Env::with_fixture("demo");
+    for args in [&["list"][..], &["recall", "--no-track", "deploy"], &["export"]] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = env.process(args).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "mem {args:?} > /dev/full");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the output"));
+    }
+}
+
+/// A project on a tmpfs of `kib` KiB, filled up; None (with a message)
+/// where mounting one is not allowed.
+#[cfg(target_os = "linux")]
+fn on_a_full_disk(kib: u32) -> Option<(Env, FullDisk)> {
+    let env = Env::new();
+    let mount = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+        .arg(env.work())
+        .output();
+    if !mount.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: mounting a small tmpfs is not allowed here");
+        return None;
+    }
+    let guard = FullDisk(env.work());
+    env.mem(["init"]).assert().success();
+    env.mem(["remember", "facts/db", "The staging database lives on host db2 in eu-west."])
+        .assert()
+        .success();
+    env.mem(["remember", "facts/cdn", "Static assets are served from the CDN at cdn.example."])
+        .assert()
+        .success();
+    env.mem(["compile"]).assert().success();
+    // Fill what is left.
+    let _ = std::fs::write(env.work().join("filler"), vec![b'x'; kib as usize * 1024]);
+    Some((env, guard))
+}
+
+#[cfg(target_os = "linux")]
+struct FullDisk(std::path::PathBuf);
+
+#[cfg(target_os = "linux")]
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_leaves_every_memory_where_it_was() {
+    let Some((env, _disk)) = on_a_full_disk(256) else { return };
+    let before = env.read("facts/db.md");
+    let index = env.read("facts/index.md");
+    let out = env.mem(["forget", "facts/db"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("facts/db") && !stderr.contains(".mem-"), "{stderr}");
+    assert_eq!(env.read("facts/db.md"), before, "the memory moved");
+    assert_eq!(env.read("facts/index.md"), index, "the index changed");
+    let out = env
+        .mem(["remember", "facts/db", &"A much longer text about the database. ".repeat(200)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(".mem-"));
+    assert_eq!(env.read("facts/db.md"), before, "a half write");
+    let leftovers: Vec<_> = std::fs::read_dir(env.project().join("facts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
