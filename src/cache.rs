@@ -55,6 +55,20 @@ pub fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// Set once a cache turned out damaged: for the rest of the process no
+/// cache is read, so what follows is built from the files in memory.
+static DISTRUSTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The one policy for a damaged cache: remove it (a read-only `.cache`
+/// may keep it), read no cache again in this process, and tell the caller
+/// whether to answer again from the files. Returns false when that was
+/// already done, so a caller never retries twice: no recursion, whatever
+/// the disk does.
+pub fn distrust(roots: &[&Root]) -> bool {
+    roots.iter().for_each(|r| discard(r));
+    !DISTRUSTED.swap(true, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Remove a root's cache (after it turned out damaged).
 pub fn discard(root: &Root) {
     let _ = crate::write::remove_file(&root.dir, &path(root));
@@ -661,6 +675,9 @@ impl Sections<'_> {
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
 fn open(root: &Root) -> Option<Cached> {
+    if DISTRUSTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
     let (mut file, _) =
         crate::files::open(&root.dir, &path(root), crate::files::Links::Never).ok()?;
     let mut header = [0u8; HEADER];
@@ -1065,7 +1082,7 @@ pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {
     if let Some(memories) = lib.docs.to_vec() {
         return (memories, lib);
     }
-    roots.iter().for_each(|r| discard(r));
+    distrust(roots);
     let lib = index_all(roots);
     (lib.docs.to_vec().unwrap_or_default(), lib)
 }

@@ -167,10 +167,13 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
         explain: args.explain,
     };
     let hits = rank(corpus, docs, &Params::default(), &request);
-    if corpus.is_damaged() || docs.is_damaged() {
-        // A cache damaged on disk: drop it and answer from the files.
-        roots.iter().for_each(|r| cache::discard(r));
-        return run(ctx, args);
+    if (corpus.is_damaged() || docs.is_damaged()) && cache::distrust(&roots) {
+        // A cache damaged on disk: answer again, once, from the files.
+        let mut report = run_all(ctx, args)?;
+        report
+            .warnings
+            .push("the index cache was damaged; this answer was read from the files".into());
+        return Ok(report);
     }
     let results: Vec<Found> = hits
         .into_iter()

@@ -250,7 +250,7 @@ fn near_duplicates(lib: &Library, roots: &[&Root], memory: &Memory, now_ms: i64)
     let hits = rank(&lib.corpus, &lib.docs, &Params::default(), &request);
     if lib.corpus.is_damaged() || lib.docs.is_damaged() {
         // The hint is only a hint: the next run rebuilds the index.
-        roots.iter().for_each(|r| cache::discard(r));
+        cache::distrust(roots);
     }
     let mine = bigrams(&text);
     hits.iter()

@@ -77,9 +77,12 @@ fn a_damaged_cache_is_rebuilt_not_trusted() {
         flip(body..bytes.len()),
         flip(bytes.len() - 1..bytes.len()),
     ];
+    // The results, whatever note the answer carries.
+    let results =
+        |json: &str| serde_json::from_str::<serde_json::Value>(json).unwrap()["results"].clone();
     for (i, bad) in damaged.iter().enumerate() {
         fs::write(&index, bad).unwrap();
-        assert_eq!(recall(&env, "部署"), expected, "damage {i}");
+        assert_eq!(results(&recall(&env, "部署")), results(&expected), "damage {i}");
         // Damage in a part this query never reads is found by the query
         // that reads it; everything else is found at once.
         if i < 6 {

@@ -187,3 +187,34 @@ fn a_full_disk_leaves_every_memory_where_it_was() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_damaged_cache_on_a_read_only_disk_is_answered_from_the_files() {
+    let Some((env, _disk)) = on_a_full_disk(4096) else { return };
+    let _ = std::fs::remove_file(env.work().join("filler"));
+    env.settle();
+    // A cache built from the settled files holds their records.
+    let _ = std::fs::remove_dir_all(env.project().join(".cache"));
+    env.mem(["recall", "--no-track", "database"]).assert().success();
+    let cache = env.project().join(".cache/index.bin");
+    let mut bytes = std::fs::read(&cache).unwrap();
+    // Damage the records and term tables, not the head checked at open:
+    // found only once a query reads them.
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let body = 56 + word(24) + word(40);
+    for b in &mut bytes[body..] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&cache, &bytes).unwrap();
+    let ro = std::process::Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(env.work())
+        .status()
+        .unwrap();
+    assert!(ro.success());
+    let out = env.mem(["recall", "--no-track", "database"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("facts/db.md"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read from the files"));
+}
