@@ -87,6 +87,55 @@ pub fn check_slug(slug: &str) -> Result<()> {
     }
 }
 
+/// Names Windows reserves for devices, whatever the case or extension.
+const RESERVED: [&str; 22] = [
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+/// Why a name could not be checked out on every system, if it could not:
+/// a Windows device name (`con`, `aux.notes`, `COM1`) or a trailing dot.
+/// The charset of categories and slugs already leaves out every character
+/// Windows forbids, and is ASCII, so no two names differ only in Unicode
+/// normalization.
+pub fn unportable(name: &str) -> Option<&'static str> {
+    let base = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
+    if RESERVED.contains(&base.as_str()) {
+        return Some("is a device name on Windows");
+    }
+    if name.ends_with('.') {
+        return Some("ends in a dot, which Windows drops");
+    }
+    None
+}
+
+impl RelPath {
+    /// Refuse a path that could not be checked out on every system: see
+    /// [`unportable`]. (Case twins need the folder: see the commands.)
+    pub fn check_portable(&self) -> Result<()> {
+        for (what, name) in [("category", &self.category), ("slug", &self.slug)] {
+            if let Some(why) = unportable(name) {
+                return Err(Error::input(format!("{what} `{name}` {why}")).hint(
+                    "pick another name: the memory must check out on Windows and macOS too",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The memory files of `dir` whose name equals `slug`'s but for case (a
+/// twin on a case-insensitive disk).
+pub fn case_twins(dir: &Path, slug: &str) -> Vec<String> {
+    let want = format!("{slug}.md").to_ascii_lowercase();
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.to_ascii_lowercase() == want && *n != format!("{slug}.md"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +170,18 @@ mod tests {
             "",
         ] {
             assert!(RelPath::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn names_that_cannot_be_checked_out_everywhere() {
+        for bad in ["facts/CON", "facts/con.notes", "aux/x", "facts/com1", "facts/LPT9", "facts/x."]
+        {
+            let p = RelPath::parse(bad).unwrap();
+            assert!(p.check_portable().is_err(), "{bad}");
+        }
+        for ok in ["facts/console", "facts/icon", "facts/com10", "facts/x.y"] {
+            assert!(RelPath::parse(ok).unwrap().check_portable().is_ok(), "{ok}");
         }
     }
 

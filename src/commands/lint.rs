@@ -88,6 +88,37 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: "move or rename it to <category>/<slug>.md".into(),
         });
     }
+    // Names that cannot be checked out everywhere: device names, a
+    // trailing dot, two files that differ only in case.
+    let mut seen: std::collections::HashMap<String, &crate::scan::FileEntry> =
+        std::collections::HashMap::new();
+    for f in &files {
+        let why = crate::relpath::unportable(&f.rel.category)
+            .map(|w| format!("category `{}` {w}", f.rel.category))
+            .or_else(|| {
+                crate::relpath::unportable(&f.rel.slug)
+                    .map(|w| format!("slug `{}` {w}", f.rel.slug))
+            });
+        if let Some(why) = why {
+            out.push(Finding {
+                file: f.path.clone(),
+                line: None,
+                problem: format!("{why}: this tree cannot be checked out on Windows"),
+                fix: "rename it (`git mv`), then run `mem compile`".into(),
+            });
+        }
+        if let Some(twin) = seen.insert(f.rel.file().to_ascii_lowercase(), f) {
+            out.push(Finding {
+                file: f.path.clone(),
+                line: None,
+                problem: format!(
+                    "differs from {} only in case: on Windows and macOS they are one file",
+                    twin.rel.file()
+                ),
+                fix: "merge the two memories into one, or rename one".into(),
+            });
+        }
+    }
     let mut read = Vec::new();
     for f in &files {
         let Some(r) = read_one(root, f, out) else { continue };

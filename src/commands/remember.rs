@@ -119,6 +119,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
     let _locks = crate::write::lock_roots(&locked)?;
     let previous = read_existing(root, &file)?;
+    if previous.is_none() {
+        rel.check_portable()?;
+        let twins = crate::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
+        if let Some(twin) = twins.first() {
+            return Err(Error::input(format!(
+                "{rel}: {}/{twin} differs only in case; on Windows and macOS they are one file",
+                rel.category
+            ))
+            .hint(format!("update {}/{twin} instead, or pick another name", rel.category)));
+        }
+    }
     let given_text = body.is_some() || args.summary.is_some();
     let draft = match &previous {
         Some((_, doc)) => draft_update(ctx, doc, args, body, &file),

@@ -130,3 +130,28 @@ fn an_oversized_resident_part_is_warned_about() {
         .success()
         .stderr(contains("over the 2000-token context budget"));
 }
+
+#[test]
+fn names_that_cannot_be_checked_out_everywhere_are_refused_and_reported() {
+    let env = Env::with_project();
+    for bad in ["facts/CON", "facts/aux.notes", "nul/x", "facts/com1", "facts/trailing."] {
+        env.mem(["remember", bad, "A fact that is long enough to be kept as a memory."])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("Windows"));
+    }
+    env.mem(["remember", "facts/Foo", "A fact about Foo, long enough to be kept."])
+        .assert()
+        .success();
+    env.mem(["remember", "facts/foo", "Another fact about foo, long enough to be kept."])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("differs only in case"));
+    // Files that came another way are reported.
+    env.write("facts/prn.md", "---\nsummary: a printer\n---\nx\n");
+    env.write("facts/FOO.md", "---\nsummary: loud foo\n---\nx\n");
+    let out = env.mem(["lint"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("device name on Windows") && text.contains("only in case"), "{text}");
+}
