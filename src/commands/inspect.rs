@@ -148,7 +148,17 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
         })
         .collect();
     let shadowed = tree.shadowed.iter().map(Memory::file).collect();
-    Overview { roots, shadowed, problems: tree.problems, notes: Vec::new() }
+    let mut problems = tree.problems;
+    for root in ctx.selected().into_iter().filter(|r| r.exists()) {
+        problems.extend(crate::write::leftovers(&root.dir).into_iter().map(|path| Problem {
+            path,
+            line: None,
+            message: "temp file of an interrupted write; the next write in this folder removes it once it is 5 minutes old".into(),
+            skipped: true,
+            target: None,
+        }));
+    }
+    Overview { roots, shadowed, problems, notes: Vec::new() }
 }
 
 fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {

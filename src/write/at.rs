@@ -101,8 +101,33 @@ impl Dir {
         })();
         if done.is_err() {
             let _ = rustix::fs::unlinkat(&self.fd, &tmp, AtFlags::empty());
+        } else {
+            self.sweep();
         }
         done
+    }
+
+    /// Remove temp files an interrupted write left here (a process killed
+    /// between creating its temp file and renaming it) once they are old
+    /// enough that no running write can still own them.
+    fn sweep(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.path) else { return };
+        let now = std::time::SystemTime::now();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !super::is_temp_name(&name.to_string_lossy()) {
+                continue;
+            }
+            let Ok(st) = rustix::fs::statat(&self.fd, &name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            let modified = std::time::UNIX_EPOCH
+                + std::time::Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
+            let old = now.duration_since(modified).is_ok_and(|age| age >= super::TEMP_MAX_AGE);
+            if old && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile {
+                let _ = rustix::fs::unlinkat(&self.fd, &name, AtFlags::empty());
+            }
+        }
     }
 
     /// A new, empty temp file in this folder, named `.mem-<random>.tmp`.

@@ -17,6 +17,36 @@ use crate::error::{Error, Result};
 use crate::files::{self, Links, MAX_FILE_BYTES};
 use crate::relpath::RelPath;
 
+/// How old a temp file of an interrupted write must be before the next
+/// write in its folder removes it.
+pub const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// True for the names of mem's temp files (`.mem-<random>.tmp`).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(".mem-") && name.ends_with(".tmp")
+}
+
+/// The temp files interrupted writes left in the folders of `root` (the
+/// root, its categories and their saved versions' folders are not walked).
+pub fn leftovers(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut look = |dir: &Path| {
+        for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+            if is_temp_name(&entry.file_name().to_string_lossy()) {
+                out.push(entry.path());
+            }
+        }
+    };
+    look(root);
+    for entry in fs::read_dir(root).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            look(&entry.path());
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `target` (under `root`) split into its folder, relative to the root, and
 /// its file name.
 fn split<'a>(root: &Path, target: &'a Path) -> Result<(&'a Path, &'a std::ffi::OsStr)> {

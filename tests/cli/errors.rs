@@ -218,3 +218,25 @@ fn a_damaged_cache_on_a_read_only_disk_is_answered_from_the_files() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("facts/db.md"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("read from the files"));
 }
+
+#[test]
+fn temp_files_of_an_interrupted_write_are_shown_then_swept() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/db", "The staging database lives on host db2 in eu-west."])
+        .assert()
+        .success();
+    let (old, fresh) = (
+        env.project().join("facts/.mem-0123456789abcdef.tmp"),
+        env.project().join("facts/.mem-fedcba9876543210.tmp"),
+    );
+    std::fs::write(&old, "half a memory").unwrap();
+    std::fs::write(&fresh, "a write in progress").unwrap();
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&old).unwrap().set_modified(long_ago).unwrap();
+    env.mem(["inspect"]).assert().stdout(predicates::str::contains(".mem-0123456789abcdef.tmp"));
+    env.mem(["remember", "facts/db", "The staging database lives on host db3 in eu-west."])
+        .assert()
+        .success();
+    assert!(!old.exists(), "an old temp file was left");
+    assert!(fresh.exists(), "a temp file that may be in use was removed");
+}
