@@ -9,7 +9,8 @@
 //! when a query asks for them, each checked on its own.
 //!
 //! It is derived and disposable. A missing, truncated, corrupt or
-//! other-version cache is rebuilt; files whose size or mtime changed are
+//! other-version cache is rebuilt; files whose size or stamp (mtime, ctime
+//! and inode, see [`FileEntry::stamp`]) changed are
 //! re-read and indexed on the side; deleted files are left out. The file is
 //! replaced atomically, so concurrent readers never see half of it.
 
@@ -38,7 +39,7 @@ use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 12;
+const FORMAT: u64 = 13;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
@@ -311,7 +312,7 @@ impl Cached {
                 }
                 let current = d < run.end
                     && self.size(d) == f.size
-                    && self.mtime(d) == f.mtime_ns
+                    && self.mtime(d) == f.stamp()
                     && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
                     && self.names.slug_bytes(d) == slug;
                 match live.get_mut(d.wrapping_sub(first)) {
@@ -541,8 +542,8 @@ fn encode(
     for (m, stats) in memories.iter().zip(&stats) {
         // Both are in walk order; files that failed to parse have no memory.
         while file.next_if(|f| walk_order(&f.rel, &m.path) == Ordering::Less).is_some() {}
-        let (size, mtime) =
-            file.peek().filter(|f| f.rel == m.path).map_or((0, 0), |f| (f.size, f.mtime_ns));
+        let (size, stamp) =
+            file.peek().filter(|f| f.rel == m.path).map_or((0, 0), |f| (f.size, f.stamp()));
         let full = m.path.under(&root.dir);
         let messages = field_problems.get(full.as_path()).map_or(&[][..], Vec::as_slice);
         let start = records.len();
@@ -555,7 +556,7 @@ fn encode(
         slugs.extend_from_slice(m.path.slug.as_bytes());
         slug_offs.push(slugs.len() as u32);
         sizes.push(size);
-        mtimes.push(mtime);
+        mtimes.push(stamp);
         lengths.extend_from_slice(&stats.lengths);
         updated.push(stats.boosts.updated as u64);
         flags.push(

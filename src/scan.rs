@@ -131,6 +131,26 @@ pub struct FileEntry {
     pub size: u64,
     /// Modification time, nanoseconds since the epoch.
     pub mtime_ns: u64,
+    /// Status change time (nanoseconds) and inode: what a restored mtime
+    /// cannot hide.
+    pub ctime_ns: u64,
+    pub ino: u64,
+}
+
+impl FileEntry {
+    /// What identifies this version of the file: size apart, its mtime,
+    /// ctime and inode in one number. An edit that keeps the size and puts
+    /// the mtime back (`touch -r`) still changes the ctime; a file replaced
+    /// by another changes the inode.
+    pub fn stamp(&self) -> u64 {
+        stamp(self.mtime_ns, self.ctime_ns, self.ino)
+    }
+}
+
+/// [`FileEntry::stamp`] of three numbers.
+pub fn stamp(mtime_ns: u64, ctime_ns: u64, ino: u64) -> u64 {
+    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(27);
+    mix(mix(mix(0x243f_6a88_85a3_08d3, mtime_ns), ctime_ns), ino)
 }
 
 /// The memory files of one category folder, sorted by file name: names in
@@ -158,6 +178,16 @@ pub struct Listed {
     pub size: u64,
     /// Modification time, nanoseconds since the epoch.
     pub mtime_ns: u64,
+    /// Status change time, nanoseconds since the epoch.
+    pub ctime_ns: u64,
+    pub ino: u64,
+}
+
+impl Listed {
+    /// See [`FileEntry::stamp`].
+    pub fn stamp(&self) -> u64 {
+        stamp(self.mtime_ns, self.ctime_ns, self.ino)
+    }
 }
 
 impl Listing {
@@ -187,6 +217,8 @@ impl Listing {
             path: self.dir.join(self.name(i)),
             size: self.files[i].size,
             mtime_ns: self.files[i].mtime_ns,
+            ctime_ns: self.files[i].ctime_ns,
+            ino: self.files[i].ino,
         }
     }
 }
@@ -309,6 +341,20 @@ fn mtime_ns(meta: &fs::Metadata) -> u64 {
         .map_or(0, |t| t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64))
 }
 
+/// Status change time (nanoseconds) and inode of a file (0 where unknown).
+#[cfg(unix)]
+fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let ctime = u64::try_from(meta.ctime())
+        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec() as u64));
+    (ctime, meta.ino())
+}
+
+#[cfg(not(unix))]
+fn ctime_ino(_: &fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
 /// A category folder listed from what `known` says it held, if its
 /// modification time shows it still does and every file is where it was.
 #[cfg(unix)]
@@ -353,6 +399,10 @@ fn known_category<'k>(
             name_len: name.len() as u32,
             size: u64::try_from(st.st_size).ok()?,
             mtime_ns: stat_mtime_ns(&st),
+            ctime_ns: u64::try_from(st.st_ctime).map_or(0, |s| {
+                s.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as u64)
+            }),
+            ino: st.st_ino,
         });
     }
     Some(listing)
@@ -436,11 +486,14 @@ fn list_category(root: &Path, category: &str, dir: &Path, problems: &mut Vec<Pro
             Ok(meta) => {
                 let name_at = listing.names.len() as u32;
                 listing.names.push_str(name);
+                let (ctime_ns, ino) = ctime_ino(&meta);
                 listing.files.push(Listed {
                     name_at,
                     name_len: name.len() as u32,
                     size: meta.len(),
                     mtime_ns: mtime_ns(&meta),
+                    ctime_ns,
+                    ino,
                 });
             }
             Err(why) => problems.push(Problem::refused(&entry.path(), &why)),

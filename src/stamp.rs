@@ -33,7 +33,7 @@ fn digest(listings: &[Listing]) -> (u64, u64) {
         for (i, f) in l.files.iter().enumerate() {
             put_bytes(l.name(i).as_bytes(), &mut bytes);
             varint(f.size, &mut bytes);
-            varint(f.mtime_ns, &mut bytes);
+            varint(f.stamp(), &mut bytes);
             newest = newest.max(f.mtime_ns);
         }
     }

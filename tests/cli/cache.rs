@@ -236,3 +236,20 @@ fn commands_through_the_cache_equal_a_full_read() {
         assert!(fresh.0.1.contains("broken.md") && fresh.0.1.contains("`pinned` should be"));
     }
 }
+
+#[test]
+fn a_same_size_edit_with_its_mtime_put_back_is_seen() {
+    let env = Env::with_fixture("demo");
+    env.settle();
+    let _ = recall(&env, "timestamptz");
+    let file = env.project().join("pitfalls/tz-offset.md");
+    let text = fs::read_to_string(&file).unwrap();
+    let mtime = fs::metadata(&file).unwrap().modified().unwrap();
+    // Same length, same mtime (what `touch -r` does): only the ctime moves.
+    let edited = text.replacen("timestamptz", "zebracorner", 1);
+    assert_eq!(edited.len(), text.len());
+    fs::write(&file, &edited).unwrap();
+    fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    let after = recall(&env, "zebracorner");
+    assert!(after.contains("pitfalls/tz-offset.md"), "the cache kept the old text: {after}");
+}
