@@ -1014,7 +1014,8 @@ impl Docs {
     /// True once a record failed its checksum: answers must not be trusted
     /// and the caches must be rebuilt.
     pub fn is_damaged(&self) -> bool {
-        self.damaged.get()
+        // A mapped cache truncated in place under us read as zeros.
+        self.damaged.get() || crate::mapped::faulted()
     }
 
     /// Every memory the root of `scope` holds now, shadowed or not (bodies
