@@ -95,3 +95,65 @@ proptest! {
         prop_assert_eq!(ranked(k), all[..k.min(all.len())].to_vec());
     }
 }
+
+/// One top-level key written in one of the styles people use, as lines.
+fn key_lines(key: &str, style: u8, word: &str) -> Vec<String> {
+    match style % 6 {
+        0 => vec![format!("{key}: {word}\n")],
+        1 => vec![format!("{key}: '{word} x'\n")],
+        2 => vec![format!("{key}: [{word}, two]\n")],
+        3 => vec![format!("{key}:\n"), format!("  - {word}\n"), "  - two\n".into()],
+        4 => vec![format!("{key}:\n"), format!("- {word}\n")],
+        _ => vec![format!("{key}: {word} # note\n")],
+    }
+}
+
+proptest! {
+    #[test]
+    fn an_update_touches_no_byte_outside_the_key_it_sets(
+        styles in proptest::collection::vec(0u8..6, 1..6),
+        comments in proptest::collection::vec(any::<bool>(), 6),
+        pick in 0usize..6,
+        word in "[a-z]{1,8}",
+        value in "[a-zA-Z0-9 ]{1,20}",
+        crlf in any::<bool>(),
+    ) {
+        let keys: Vec<String> = (0..styles.len()).map(|i| format!("k{i}")).collect();
+        let mut yaml = String::new();
+        for (i, (key, style)) in keys.iter().zip(&styles).enumerate() {
+            if comments[i] {
+                yaml.push_str(&format!("# about {key}\n"));
+            }
+            yaml.push_str(&key_lines(key, *style, &word).concat());
+        }
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let text = format!("---\n{yaml}---\nbody\n").replace('\n', nl);
+        let before = Document::parse(&text).unwrap();
+        let target = &keys[pick % keys.len()];
+        let mut after = before.clone();
+        after.set(target, value.trim());
+        let out = mem::frontmatter::render_over(&text, &before, &after);
+        // It reads back as asked.
+        let back = Document::parse(&out).unwrap();
+        prop_assert_eq!(&back.meta, &after.meta);
+        prop_assert_eq!(&back.body, &before.body);
+        // Every line but the target key's is as it was, in order.
+        let strip = |t: &str| -> Vec<String> {
+            let mut kept = Vec::new();
+            let mut skipping = false;
+            for l in t.split_inclusive('\n') {
+                let starts_key = !l.starts_with([' ', '-', '#', '\r', '\n']) && l.contains(':');
+                if starts_key {
+                    skipping = l.starts_with(&format!("{target}:"));
+                } else if l.starts_with('#') || l.starts_with("---") {
+                    skipping = false;
+                }
+                if !skipping {
+                    kept.push(l.to_string());
+                }
+            }
+            kept
+        };
+        prop_assert_eq!(strip(&out), strip(&text));
+    }
+}

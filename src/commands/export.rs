@@ -224,9 +224,25 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
         let rel = RelPath::parse(&m.path)
             .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
         let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
-        let new = doc.render();
         let file = rel.under(&root.dir);
-        let action = match crate::files::text(&root.dir, &file)? {
+        let existing = crate::files::text(&root.dir, &file)?;
+        // The same memory, however its file is formatted: nothing to write.
+        let old_doc = existing.as_deref().and_then(|t| Document::parse(t).ok());
+        let same =
+            old_doc.as_ref().is_some_and(|d| to_json(&d.meta) == m.frontmatter && d.body == m.body);
+        // A changed memory keeps the formatting of the lines that did not change.
+        let new = match (&existing, &old_doc) {
+            (Some(text), Some(old)) if !same => {
+                let mut after = old.clone();
+                after.meta = doc.meta.clone();
+                after.body = doc.body.clone();
+                crate::frontmatter::render_over(text, old, &after)
+            }
+            (Some(text), _) if same => text.clone(),
+            _ => doc.render(),
+        };
+        let action = match existing {
+            Some(_) if same => "unchanged",
             Some(old) if old == new => "unchanged",
             Some(_) if !args.overwrite => {
                 conflicts.push(rel.file());
@@ -280,14 +296,21 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
                 crate::commands::remember::keep_trust(ctx, root, rel, old, new.as_bytes());
             }
         }
-        state::update(&root.dir, ctx.now_ms, |s| {
-            for (rel, _, _, hits) in &plan {
-                if let Some(h) = hits {
-                    s.hits.insert(rel.file(), *h);
+        let known = state::load(&root.dir).0.hits;
+        let new_hits =
+            plan.iter().any(|(rel, _, _, h)| h.is_some_and(|h| known.get(&rel.file()) != Some(&h)));
+        if new_hits {
+            state::update(&root.dir, ctx.now_ms, |s| {
+                for (rel, _, _, hits) in &plan {
+                    if let Some(h) = hits {
+                        s.hits.insert(rel.file(), *h);
+                    }
                 }
-            }
-        })?;
-        compiled = refresh(root)?.0;
+            })?;
+        }
+        if plan.iter().any(|(_, _, action, _)| *action != "unchanged") {
+            compiled = refresh(root)?.0;
+        }
     }
     Ok(ImportReport { root: root.dir.clone(), dry_run: args.dry_run, actions, compiled })
 }
@@ -315,9 +338,20 @@ fn to_yaml(map: &serde_json::Map<String, serde_json::Value>) -> Result<yaml_serd
 impl crate::output::Report for ImportReport {
     fn human(&self, style: &Style) -> String {
         let verb = if self.dry_run { "would import into" } else { "imported into" };
+        if self.actions.values().all(|a| *a == "unchanged") {
+            return format!(
+                "nothing to import into {}: its {} memories are as the export has them\n",
+                self.root.display(),
+                self.actions.len()
+            );
+        }
         let mut out = format!("{verb} {}\n", self.root.display());
-        for (path, action) in &self.actions {
+        for (path, action) in self.actions.iter().filter(|(_, a)| **a != "unchanged") {
             out.push_str(&format!("  {action:<9} {}\n", style.path(path)));
+        }
+        let unchanged = self.actions.values().filter(|a| **a == "unchanged").count();
+        if unchanged > 0 {
+            out.push_str(&format!("  ({unchanged} unchanged)\n"));
         }
         out
     }

@@ -146,7 +146,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let action = match &draft {
         None => Action::Unchanged,
         Some(doc) => {
-            let text = doc.render();
+            // Only the lines of the keys that changed: the rest of the file
+            // stays as the person wrote it.
+            let text = match &previous {
+                Some((old_text, old_doc)) => {
+                    crate::frontmatter::render_over(old_text, old_doc, doc)
+                }
+                None => doc.render(),
+            };
             refuse_unreadable(&rel, &text)?;
             refuse_secrets(&rel, &text, args.allow_secret)?;
             let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
@@ -502,8 +509,9 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
     if doc.get_str("superseded_by") != Some(new.file().as_str()) {
         let updated = previous_updated(&doc, &file);
         save_history(&root.dir, old, updated, text.as_bytes())?;
+        let before = doc.clone();
         doc.set("superseded_by", new.file());
-        let rendered = doc.render();
+        let rendered = crate::frontmatter::render_over(&text, &before, &doc);
         write_atomic(&root.dir, &file, rendered.as_bytes())?;
         keep_trust(ctx, root, old, Some(text.as_bytes()), rendered.as_bytes());
     }

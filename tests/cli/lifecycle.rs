@@ -95,7 +95,7 @@ fn update_keeps_created_unknown_keys_and_body_and_saves_history() {
     assert_eq!(
         text,
         format!(
-            "---\nzeta: keep me\nkind: fact\ncreated: 1000\nupdated: {NOW}\ncustom:\n  nested:\n  - 1\n  - 2\n\
+            "---\nzeta: keep me\nkind: fact\ncreated: 1000\nupdated: {NOW}\ncustom:\n  nested: [1, 2]\n\
              summary: Node 22 everywhere\n---\nBody line one\r\n---\r\ntrailing  spaces  \n"
         )
     );

@@ -79,7 +79,11 @@ fn export_import_round_trip_is_identical() {
     other.mem(["import", file.to_str().unwrap()]).assert().success();
     assert_eq!(other.stdout(["export"]), first);
     // Importing again changes nothing.
-    other.mem(["import", file.to_str().unwrap()]).assert().success().stdout(contains("unchanged"));
+    other
+        .mem(["import", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(contains("nothing to import"));
 }
 
 #[test]
@@ -265,4 +269,59 @@ fn edit_opens_the_editor_then_validates_and_recompiles() {
         .code(2)
         .stderr(contains("invalid YAML"));
     env.mem(["edit", "facts/x"]).env_remove("EDITOR").assert().code(2).stderr(contains("EDITOR"));
+}
+
+#[test]
+fn export_then_import_of_an_unchanged_tree_writes_nothing() {
+    let env = Env::with_fixture("demo");
+    // Hand-formatted frontmatter: comments and flow lists, as people write.
+    let file = env.project().join("facts/ci-runner-limits.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let text = text.replacen("---\n", "---\n# checked in November\n", 1);
+    std::fs::write(&file, &text).unwrap();
+    env.settle();
+    let export = env.tmp.path().join("all.json");
+    env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
+    let stamp = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let before: Vec<_> = walk(&env.project()).into_iter().map(|p| (stamp(&p), p)).collect();
+    env.mem(["import", export.to_str().unwrap(), "--overwrite"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("nothing to import"));
+    let after: Vec<_> = walk(&env.project()).into_iter().map(|p| (stamp(&p), p)).collect();
+    assert_eq!(before, after, "a file was written");
+    assert!(!env.project().join(".history").exists(), "history copies of unchanged memories");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn an_update_keeps_every_byte_it_was_not_asked_to_change() {
+    let env = Env::with_project();
+    let text = "---\n# owner: infra team\nkind: fact\ntags: [db, ops]\nsummary: 'The old summary'\nload_when:\n  - database\n  - 数据库\ncreated: 1790000000000\nupdated: 1790000000000\n---\n# DB\n\nThe body, untouched.\n";
+    env.write("facts/db.md", text);
+    env.mem(["remember", "facts/db", "--summary", "The new summary"]).assert().success();
+    let now = env.read("facts/db.md");
+    let expected = text
+        .replace("summary: 'The old summary'", "summary: The new summary")
+        .replace("updated: 1790000000000", &format!("updated: {}", crate::env::NOW));
+    assert_eq!(now, expected);
+    env.mem(["remember", "facts/db", "--tag", "db,infra"]).assert().success();
+    let now = env.read("facts/db.md");
+    assert!(now.contains("tags: [db, infra]\n") && now.contains("# owner: infra team\n"), "{now}");
+    assert!(now.contains("load_when:\n  - database\n  - 数据库\n"), "{now}");
+}
+
+/// Every file under `dir`, sorted.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
