@@ -1,6 +1,8 @@
 //! Properties over arbitrary input: parsing never panics, an accepted path
-//! never leaves its root, a rewrite never changes the body, and the ranker's
-//! early stop never changes the top of a ranking.
+//! never leaves its root, a rewrite never changes the body, an update moves
+//! no byte outside the key it sets, a region replacement none outside its
+//! markers, the merge driver is order-independent and idempotent, and the
+//! ranker's early stop never changes the top of a ranking.
 
 use mem::frontmatter::Document;
 use mem::memory::Memory;
@@ -155,5 +157,62 @@ proptest! {
             kept
         };
         prop_assert_eq!(strip(&out), strip(&text));
+    }
+}
+
+/// A compiled `index.md` of category `facts` holding `slugs`.
+fn index_md(slugs: &std::collections::BTreeSet<String>) -> String {
+    let mut s =
+        "# facts\n\n<!-- auto:begin facts -->\n| file | summary | highlight |\n|---|---|---|\n"
+            .to_string();
+    for slug in slugs {
+        s.push_str(&format!("| [{slug}.md]({slug}.md) | {slug} summary | — |\n"));
+    }
+    s.push_str("<!-- auto:end -->\n");
+    s
+}
+
+proptest! {
+    #[test]
+    fn a_region_replacement_touches_no_byte_outside_its_markers(
+        before in proptest::collection::vec("[a-zA-Z #|*-]{0,30}", 0..6),
+        inside in proptest::collection::vec("[a-z |]{0,20}", 0..6),
+        after in proptest::collection::vec("[a-zA-Z #|*-]{0,30}", 0..6),
+        new in proptest::collection::vec("[a-z |]{0,20}", 0..6),
+        crlf in any::<bool>(),
+    ) {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let lines = |v: &[String]| v.iter().map(|l| format!("{l}{nl}")).collect::<String>();
+        let head = format!("{}<!-- auto:begin registry -->{nl}", lines(&before));
+        let tail = format!("<!-- auto:end -->{nl}{}", lines(&after));
+        let text = format!("{head}{}{tail}", lines(&inside));
+        let found = mem::regions::find(&text).unwrap();
+        let out = mem::regions::replace(&text, &found, |_| Some(new.clone()));
+        prop_assert!(out.starts_with(&head), "{:?}", out);
+        prop_assert!(out.ends_with(&tail), "{:?}", out);
+        prop_assert_eq!(&out[head.len()..out.len() - tail.len()], lines(&new));
+    }
+
+    #[test]
+    fn the_merge_driver_is_order_independent_and_idempotent_for_disjoint_additions(
+        base in proptest::collection::btree_set("[a-m][a-z]{0,6}", 1..6),
+        ours in proptest::collection::btree_set("[n-s][a-z]{0,6}", 0..6),
+        theirs in proptest::collection::btree_set("[t-z][a-z]{0,6}", 0..6),
+    ) {
+        let with = |extra: &std::collections::BTreeSet<String>| {
+            index_md(&base.union(extra).cloned().collect())
+        };
+        let (b, o, t) = (index_md(&base), with(&ours), with(&theirs));
+        let outside = mem::merge::outside(&o).unwrap();
+        let one = mem::merge::merge_regions(&outside, &b, &o, &t).unwrap();
+        let two = mem::merge::merge_regions(&outside, &b, &t, &o).unwrap();
+        prop_assert_eq!(&one, &two);
+        // What compile writes for the union.
+        let all: std::collections::BTreeSet<String> =
+            base.iter().chain(&ours).chain(&theirs).cloned().collect();
+        prop_assert_eq!(&one, &index_md(&all));
+        // Merging the result with itself changes nothing.
+        let again = mem::merge::merge_regions(&outside, &one, &one, &one).unwrap();
+        prop_assert_eq!(&again, &one);
     }
 }
