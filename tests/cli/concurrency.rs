@@ -86,3 +86,72 @@ fn two_creates_of_one_path_become_a_create_and_an_update() {
         assert!(all.contains("First text") && all.contains("Second text"), "trial {trial}: {all}");
     }
 }
+
+/// A small seeded generator (no dependency needed for this).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 =
+            self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % below
+    }
+}
+
+#[test]
+fn writes_killed_at_random_moments_leave_whole_files_and_an_exact_index() {
+    let env = Env::with_fixture("demo");
+    let mut rng = Lcg(0x5eed);
+    let mut bodies = vec![String::new()];
+    let export = env.tmp.path().join("export.json");
+    env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
+    let mut kills = 0;
+    // Until 200 writes were killed mid-way (the others finish first).
+    for i in 0..2000 {
+        if kills >= 200 {
+            break;
+        }
+        let body = format!("The staging database lives on host db{i} in rack {}.", rng.next(1000));
+        let args: Vec<String> = match rng.next(5) {
+            0 | 1 => vec!["remember".into(), "facts/db".into(), body.clone()],
+            2 => vec!["forget".into(), "facts/db".into()],
+            3 => vec!["restore".into(), "facts/db".into()],
+            _ => vec!["import".into(), export.display().to_string(), "--overwrite".into()],
+        };
+        bodies.push(body);
+        let mut child =
+            env.process(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(rng.next(15_000)));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        // Every memory file is whole: it parses, and a body is one written.
+        let db = env.project().join("facts/db.md");
+        if let Ok(text) = std::fs::read_to_string(&db) {
+            let doc = mem::frontmatter::Document::parse(&text).expect("a torn memory");
+            assert!(bodies.iter().any(|b| doc.body.trim() == b.trim()), "unknown body: {text}");
+        }
+        for entry in std::fs::read_dir(env.project().join("facts")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    mem::frontmatter::Document::parse(&text).is_ok(),
+                    "torn {}",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(kills >= 200, "only {kills} writes were killed");
+    // The index answers exactly as a fresh rescan of the files.
+    let query = ["recall", "--json", "--no-track", "-n", "30", "--", "staging database deploy"];
+    let cached = env.stdout(query);
+    let _ = std::fs::remove_dir_all(env.project().join(".cache"));
+    let fresh = env.stdout(query);
+    let results =
+        |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["results"].clone();
+    assert_eq!(results(&cached), results(&fresh));
+}
