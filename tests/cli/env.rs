@@ -55,15 +55,7 @@ impl Env {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        let mut cmd = Command::cargo_bin("mem").unwrap();
-        cmd.env_clear()
-            .env("HOME", self.tmp.path().join("home"))
-            .env("MEM_GLOBAL_DIR", self.global())
-            .env("MEM_NOW", NOW.to_string())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(self.work())
-            .args(args);
-        cmd
+        Command::from_std(self.process(args))
     }
 
     /// [`Env::mem`] as a plain `std::process::Command`, for what

@@ -304,16 +304,8 @@ fn prompts_of_one_session_at_once_never_show_a_memory_twice() {
     // Eight prompts of one session, spawned together.
     let handles: Vec<_> = (0..8)
         .map(|_| {
-            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("mem"));
-            cmd.env_clear()
-                .env("HOME", env.tmp.path().join("home"))
-                .env("MEM_GLOBAL_DIR", env.global())
-                .env("MEM_NOW", crate::env::NOW.to_string())
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .current_dir(env.work())
-                .args(["context", "--query", "-", "--no-track"])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped());
+            let mut cmd = env.process(["context", "--query", "-", "--no-track"]);
+            cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
             let mut child = cmd.spawn().unwrap();
             let input = json!({"session_id": "par2", "prompt": "how do we roll back a deploy and fix the timezone bug"});
             std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.to_string().as_bytes()).unwrap();
