@@ -182,6 +182,12 @@ pub fn md_fence(body: &str) -> String {
 
 /// Print a report as the context asks; returns the exit code.
 pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
+    emit_whole(ctx, report).0
+}
+
+/// [`emit`], also saying whether the output was written whole (not cut by
+/// a closed pipe or a full disk).
+pub fn emit_whole<R: Report>(ctx: &Context, report: &R) -> (i32, bool) {
     let style = Style { color: ctx.color };
     let text = if ctx.json {
         report.json_text().unwrap_or_else(|| {
@@ -200,13 +206,13 @@ pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     }
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Ok(()) => report.exit_code(),
+        Ok(()) => (report.exit_code(), true),
         // A reader that stopped early (`mem list | head`) is not a failure.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => (0, false),
         // A full disk or a closed terminal is: what was asked for was not written.
         Err(e) => {
             eprintln!("mem: cannot write the output: {e}");
-            2
+            (2, false)
         }
     }
 }

@@ -37,6 +37,12 @@ impl RelPath {
         let slug = rest.strip_suffix(".md").unwrap_or(rest);
         check_category(category)?;
         check_slug(slug).map_err(|e| e.hint(hint))?;
+        if slug.eq_ignore_ascii_case("index") {
+            return Err(Error::input(format!(
+                "`{arg}` is the category's generated index, not a memory"
+            ))
+            .hint("pick another slug; `mem compile` writes index.md"));
+        }
         Ok(RelPath { category: category.to_string(), slug: slug.to_string() })
     }
 
@@ -168,6 +174,8 @@ mod tests {
             &long,
             "facts",
             "",
+            "rules/index",
+            "facts/INDEX.md",
         ] {
             assert!(RelPath::parse(bad).is_err(), "{bad:?} was accepted");
         }

@@ -83,29 +83,30 @@ pub fn shown(root: &Root, id: &str) -> BTreeSet<String> {
 /// A root's session records, locked while held: what a prompt reads as
 /// already shown and what it then records are one step, so two prompts of
 /// one session at once never both show the same memory.
-pub struct Held<'r> {
-    root: &'r Root,
+#[derive(Debug)]
+pub struct Held {
+    root: Root,
     _lock: Option<std::fs::File>,
 }
 
-impl<'r> Held<'r> {
+impl Held {
     /// Lock the records of `root` (unlocked when the lock cannot be had:
     /// derived data, at worst a repeat).
-    pub fn open(root: &'r Root) -> Held<'r> {
+    pub fn open(root: &Root) -> Held {
         let lock = lock_file(&root.dir, &dir(root).join(".lock")).ok().filter(|f| f.lock().is_ok());
-        Held { root, _lock: lock }
+        Held { root: root.clone(), _lock: lock }
     }
 
     /// The keys already shown in session `id`.
     pub fn shown(&self, id: &str) -> BTreeSet<String> {
-        read(self.root, &file(self.root, id))
+        read(&self.root, &file(&self.root, id))
             .map(|r| r.shown.into_iter().collect())
             .unwrap_or_default()
     }
 
     /// [`record`], under this lock.
     pub fn record(&self, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
-        write_record(self.root, id, paths, fresh, now_ms)
+        write_record(&self.root, id, paths, fresh, now_ms)
     }
 }
 

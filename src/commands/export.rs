@@ -222,6 +222,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
     let mut secrets = Vec::new();
     for m in &export.memories {
         let rel = RelPath::parse(&m.path)
+            .and_then(|rel| rel.check_portable().map(|()| rel))
             .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
         let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
         let file = rel.under(&root.dir);

@@ -181,6 +181,8 @@ impl Server {
             let limit = args.limit;
             args.limit = limit.saturating_add(before.len().min(200) as u16);
             let mut report = recall::run_trusted(&ctx, &args)?;
+            // The reply repeats the query it answers, not a pasted log.
+            report.query = crate::memory::truncate(&report.query, 200);
             if let Some(session) = session {
                 let seen = |f: &recall::Found| {
                     before.contains(&(f.root, crate::session::key(&f.path, f.updated)))

@@ -37,6 +37,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     let hook = matches!(&cli.command,
         Command::Context(a) if a.hook || a.query.as_deref() == Some("-"));
     match run_command(cli) {
+        // Output that could not be written: said on stderr already.
+        Ok(2) if hook => Ok(1),
         Err(err) if hook => {
             let text = crate::output::terminal_safe(&err.to_string(), false).into_owned();
             eprintln!(
@@ -63,7 +65,14 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
         Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
         Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
-        Command::Context(args) => emit(&ctx, &context::run(&ctx, args)?),
+        Command::Context(args) => {
+            let report = context::run(&ctx, args)?;
+            let (code, whole) = crate::output::emit_whole(&ctx, &report);
+            if whole {
+                report.after_print(&ctx);
+            }
+            code
+        }
         Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
         Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
         Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),

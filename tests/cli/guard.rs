@@ -155,3 +155,14 @@ fn names_that_cannot_be_checked_out_everywhere_are_refused_and_reported() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("device name on Windows") && text.contains("only in case"), "{text}");
 }
+
+#[test]
+fn a_category_index_is_never_a_memory() {
+    let env = Env::with_project();
+    for path in ["rules/index", "facts/INDEX.md"] {
+        env.mem(["remember", path, "Overwrite the generated index of this category."])
+            .assert()
+            .code(2)
+            .stderr(contains("generated index"));
+    }
+}

@@ -364,3 +364,22 @@ fn a_root_made_here_is_trusted_for_what_mem_writes() {
     let text = env.stdout(["context", "--no-track"]);
     assert!(text.contains("- Run the tests.") && !text.contains("Held back"), "{text}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_block_that_could_not_be_printed_was_not_shown() {
+    let env = trusted_demo();
+    let input = json!({"session_id": "lost", "prompt": "the timezone bug in reports"}).to_string();
+    let mut child = env
+        .process(["context", "--query", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a hook never exits 2");
+    let got = prompt(&env, "lost", "the timezone bug in reports");
+    assert!(got.contains("pitfalls/tz-offset.md"), "counted as shown though never printed:\n{got}");
+}

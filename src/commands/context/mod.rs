@@ -176,6 +176,8 @@ pub struct Report {
     /// Per prompt: matches only, no title.
     #[serde(skip)]
     prompt_mode: bool,
+    #[serde(skip)]
+    pending: Option<Pending>,
 }
 
 /// One thing that may go into the block, in rank order.
@@ -199,6 +201,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let ctx = &ctx;
     let query = if stdin_query { hook.prompt.clone() } else { args.query.clone() };
+    // The block repeats the query it answers, at most this much of it.
+    let echo = query.as_ref().map(|q| crate::memory::truncate(q, 200));
     let session_id = args.session.clone().or(hook.session_id.clone());
     // Per prompt: matches only (the session start gave the rest).
     let prompt_mode = stdin_query;
@@ -379,7 +383,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
 
     let mut report = Report {
-        query,
+        query: echo,
         session: session_id.clone(),
         budget,
         used: 0,
@@ -394,6 +398,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         lang: ctx.lang,
         json: ctx.json,
         prompt_mode,
+        pending: None,
     };
     // Rank order; an entry that does not fit is left out with every
     // lower-ranked entry of its section. What is placed is kept in `placed`
@@ -511,22 +516,49 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         report.used = 0;
     }
 
-    if !args.no_track {
-        track(ctx, &roots, &report);
-    }
-    if let Some(id) = &session_id {
-        for (root, held) in roots.iter().zip(&held) {
-            let shown: Vec<String> = report
-                .entries
-                .iter()
-                .filter(|e| e.root == root.scope)
-                .map(|e| session::key(&e.path, e.updated))
-                .collect();
-            // Derived data: a root that cannot keep it only repeats itself.
-            let _ = held.record(id, &shown, fresh, ctx.now_ms);
+    // Counted and remembered once the block is printed (`after_print`):
+    // a block the agent never got was not shown. The session stays locked
+    // until then.
+    report.pending = Some(Pending {
+        roots: roots.iter().map(|r| (*r).clone()).collect(),
+        held,
+        fresh,
+        track: !args.no_track,
+    });
+    Ok(report)
+}
+
+/// What a printed block still has to record.
+#[derive(Debug)]
+struct Pending {
+    roots: Vec<Root>,
+    held: Vec<session::Held>,
+    fresh: bool,
+    track: bool,
+}
+
+impl Report {
+    /// Count hits and remember what the session was shown: called once the
+    /// block was written whole.
+    pub fn after_print(&self, ctx: &Context) {
+        let Some(p) = &self.pending else { return };
+        let roots: Vec<&Root> = p.roots.iter().collect();
+        if p.track {
+            track(ctx, &roots, self);
+        }
+        if let Some(id) = &self.session {
+            for (root, held) in p.roots.iter().zip(&p.held) {
+                let shown: Vec<String> = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.root == root.scope)
+                    .map(|e| session::key(&e.path, e.updated))
+                    .collect();
+                // Derived data: a root that cannot keep it only repeats itself.
+                let _ = held.record(id, &shown, p.fresh, ctx.now_ms);
+            }
         }
     }
-    Ok(report)
 }
 
 /// What was placed, so that it can be taken back from the end.
