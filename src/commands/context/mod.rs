@@ -413,6 +413,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Candidate::Memory(Section::Match, _) => 4,
     };
     let mut left_out_paths: Vec<String> = Vec::new();
+    let (mut left_out, mut name_checks) = (0usize, 0usize);
     let mut rules_need = 0usize;
     let mut used = report.frame_tokens();
     let mut placed: Vec<Placed> = Vec::new();
@@ -433,7 +434,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                         Scope::Project => "ROOT.md (plan)",
                         Scope::Global => "global ROOT.md (plan)",
                     };
-                    left_out_paths.push(name.to_string());
+                    left_out += 1;
+                    if left_out_paths.len() < 3 {
+                        left_out_paths.push(name.to_string());
+                    }
                 }
             }
             Candidate::Routing => {
@@ -464,17 +468,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 }
             }
             Candidate::Memory(section, d) => {
-                // Checked before it is named or costed, even when left out: a
-                // file the user did not trust is only ever named as held back.
+                if full_sections.contains(&key) {
+                    // Left out: counted (and costed, for the rules) from the
+                    // index, never read; only a name that is printed is
+                    // checked first, so no untrusted file is named as a memory.
+                    if section == Section::Rule {
+                        rules_need += report.cost_entry(&entry(section, &memories[d], ctx, true));
+                    }
+                    left_out += 1;
+                    if left_out_paths.len() < 3 && name_checks < 16 {
+                        name_checks += 1;
+                        if let Some(m) = trusted(d, &mut held_back) {
+                            left_out_paths.push(m.file());
+                        }
+                    }
+                    continue;
+                }
                 let Some(m) = trusted(d, &mut held_back) else { continue };
                 let e = entry(section, &m, ctx, section == Section::Rule || args.full);
                 let cost = report.cost_entry(&e);
                 if section == Section::Rule {
                     rules_need += cost;
-                }
-                if full_sections.contains(&key) {
-                    left_out_paths.push(m.file());
-                    continue;
                 }
                 if used + cost <= budget {
                     used += cost;
@@ -482,7 +496,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                     placed.push(Placed::Entry);
                 } else {
                     full_sections.insert(key);
-                    left_out_paths.push(m.file());
+                    left_out += 1;
+                    if left_out_paths.len() < 3 {
+                        left_out_paths.push(m.file());
+                    }
                     if section == Section::Rule {
                         report.rules_over_budget = Some(0);
                     }
@@ -496,8 +513,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     held_back.sort();
     held_back.dedup();
     report.held_back = held_back;
-    report.left_out.count = left_out_paths.len();
-    report.left_out.names = left_out_paths.iter().take(3).cloned().collect();
+    report.left_out.count = left_out;
+    report.left_out.names = left_out_paths;
     // The footer counts too: undo from the end until the whole block fits.
     loop {
         if report.measure() <= budget || !report.undo(placed.pop()) {
