@@ -40,6 +40,11 @@ pub struct Memory {
     pub superseded_by: Option<String>,
     #[serde(skip)]
     pub body: String,
+    /// A checksum of the file's bytes as read (0 when not read from a file):
+    /// what confirms, later, that a file the cache could not trust yet is
+    /// still what was indexed.
+    #[serde(skip)]
+    pub content: u64,
 }
 
 impl Serialize for RelPath {
@@ -113,6 +118,7 @@ impl Memory {
             kind,
             summary,
             summary_derived,
+            content: 0,
             highlight,
             created,
             updated,

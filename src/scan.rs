@@ -594,7 +594,9 @@ fn load_in(
         target: None,
     })?;
     let mtime = meta.modified().map(epoch_ms).unwrap_or(0);
-    Ok(Memory::from_document(rel, scope, &doc, mtime))
+    let (mut memory, fields) = Memory::from_document(rel, scope, &doc, mtime);
+    memory.content = crate::rank::packed::checksum(text.as_bytes());
+    Ok((memory, fields))
 }
 
 fn skip(path: &Path, message: &str) -> Problem {

@@ -253,3 +253,28 @@ fn a_same_size_edit_with_its_mtime_put_back_is_seen() {
     let after = recall(&env, "zebracorner");
     assert!(after.contains("pitfalls/tz-offset.md"), "the cache kept the old text: {after}");
 }
+
+#[test]
+fn files_written_as_the_cache_was_built_are_confirmed_once_old_enough() {
+    let env = Env::with_project();
+    for i in 0..20 {
+        env.write(
+            &format!("facts/f{i}.md"),
+            &format!("---\nsummary: fact {i} about zebras\n---\nbody {i}\n"),
+        );
+    }
+    // Built in the same moment the files were written: not trusted yet.
+    let first = recall(&env, "zebras");
+    let index = env.project().join(".cache/index.bin");
+    let built = |b: &[u8]| u64::from_le_bytes(b[56..64].try_into().unwrap());
+    let before = built(&fs::read(&index).unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    // Read again, found as indexed: the cache now trusts them.
+    assert_eq!(recall(&env, "zebras"), first);
+    let after = built(&fs::read(&index).unwrap());
+    assert!(after > before, "the cache was not confirmed");
+    assert_eq!(recall(&env, "zebras"), first);
+    // An edit after that is still seen.
+    env.write("facts/f3.md", "---\nsummary: fact 3 about okapis\n---\nbody 3\n");
+    assert!(recall(&env, "okapis").contains("facts/f3.md"));
+}
