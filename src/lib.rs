@@ -6,21 +6,26 @@
 //!    and project), the clock, the output format.
 //! 2. [`scan`] walks each root and reads every `<category>/<slug>.md` through
 //!    [`frontmatter`] into a [`memory::Memory`]; files it cannot read are
-//!    reported as problems, never aborts.
+//!    reported as problems, never aborts. [`files`] is the one way a file
+//!    under a root is opened: regular files only, links only within the
+//!    root, every read bounded.
 //!    [`cache`] keeps what that yields per root (file list, statistics,
-//!    metadata records, packed term tables) keyed by size and mtime, so a
-//!    run re-reads only changed files and reads only the records a query
-//!    needs; [`snapshot`] records what each category folder held, so an
-//!    unchanged folder is not read again (its files are still `stat`ed);
-//!    [`stamp`] records a root that compiled clean, so an unchanged root
-//!    compiles without reading anything.
+//!    metadata records, packed term tables) keyed by size and a stamp of
+//!    mtime, ctime and inode, so a run re-reads only changed files and reads
+//!    only the records a query needs; [`snapshot`] records what each
+//!    category folder held, so an unchanged folder is not read again (its
+//!    files are still `stat`ed); [`stamp`] records a root that compiled
+//!    clean, so an unchanged root compiles without reading anything.
 //! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
 //!    frontmatter into generated text (pure); [`guard`] checks what is about
 //!    to be written.
 //! 4. A command in [`commands`] does its work and builds a report; [`write`](mod@write)
-//!    is the only place that changes memory files (atomically, inside a root),
-//!    [`state`] the only one that changes hit counts.
-//! 5. [`output`] prints the report for a person or as `--json`.
+//!    changes files under a root (atomically, through open folders, under
+//!    the root's write lock), [`state`] keeps hit counts, [`session`] what
+//!    an agent's session was shown, and [`trust`] what the user trusted of
+//!    a project root: only that reaches an agent.
+//! 5. [`output`] prints the report for a person (control characters
+//!    escaped) or as `--json`.
 
 pub mod cache;
 pub mod cli;
