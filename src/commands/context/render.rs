@@ -170,10 +170,12 @@ impl Report {
         for e in &self.entries {
             if section != Some(e.section) {
                 section = Some(e.section);
-                if matches!(e.section, Section::File | Section::Match) {
+                if matches!(e.section, Section::File | Section::Match) && !self.routing.is_empty() {
+                    blank_line(&mut out);
                     out.push_str(&self.routing_md());
                 }
-                out.push_str(&format!("\n## {}\n\n", self.heading(e.section)));
+                blank_line(&mut out);
+                out.push_str(&format!("## {}\n\n", self.heading(e.section)));
             }
             let verify = if e.stale { format!(", {}", w.verify) } else { String::new() };
             let text =
@@ -185,14 +187,18 @@ impl Report {
                 e.age
             ));
             if let Some(body) = &e.body {
-                out.push_str(&format!("\n{}\n", md_fence(body)));
+                out.push_str(&format!("\n{}", md_fence(body)));
             }
         }
-        if !self.entries.iter().any(|e| matches!(e.section, Section::File | Section::Match)) {
+        if !self.entries.iter().any(|e| matches!(e.section, Section::File | Section::Match))
+            && !self.routing.is_empty()
+        {
+            blank_line(&mut out);
             out.push_str(&self.routing_md());
         }
         for line in self.footer() {
-            out.push_str(&format!("\n{}\n", md_line(&line)));
+            blank_line(&mut out);
+            out.push_str(&format!("{}\n", md_line(&line)));
         }
         out
     }
@@ -201,7 +207,7 @@ impl Report {
         if self.routing.is_empty() {
             return String::new();
         }
-        let mut out = format!("\n## {}\n\n", self.words().routing);
+        let mut out = format!("## {}\n\n", self.words().routing);
         for (t, f) in &self.routing {
             out.push_str(&format!("- {} → `{f}`\n", md_line(t)));
         }
@@ -251,6 +257,13 @@ impl Report {
         }
         out.push_str("</memory-context>\n");
         out
+    }
+}
+
+/// One blank line before the next block, however the last one ended.
+fn blank_line(out: &mut String) {
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
     }
 }
 
