@@ -257,18 +257,20 @@ fn a_same_size_edit_with_its_mtime_put_back_is_seen() {
 #[test]
 fn files_written_as_the_cache_was_built_are_confirmed_once_old_enough() {
     let env = Env::with_project();
+    // Written "now" (a second ahead, so a slow machine still builds the
+    // cache within the two-second window): not trusted yet.
+    let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
     for i in 0..20 {
-        env.write(
-            &format!("facts/f{i}.md"),
-            &format!("---\nsummary: fact {i} about zebras\n---\nbody {i}\n"),
-        );
+        let rel = format!("facts/f{i}.md");
+        env.write(&rel, &format!("---\nsummary: fact {i} about zebras\n---\nbody {i}\n"));
+        let file = fs::File::options().write(true).open(env.project().join(&rel)).unwrap();
+        file.set_modified(soon).unwrap();
     }
-    // Built in the same moment the files were written: not trusted yet.
     let first = recall(&env, "zebras");
     let index = env.project().join(".cache/index.bin");
     let built = |b: &[u8]| u64::from_le_bytes(b[56..64].try_into().unwrap());
     let before = built(&fs::read(&index).unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+    std::thread::sleep(std::time::Duration::from_millis(3100));
     // Read again, found as indexed: the cache now trusts them.
     assert_eq!(recall(&env, "zebras"), first);
     let after = built(&fs::read(&index).unwrap());
