@@ -252,6 +252,30 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
             Some(_) => "updated",
             None => "created",
         };
+        // A new file whose name differs from another only in case is one
+        // file on Windows and macOS: refused, as remember refuses it.
+        if action == "created" {
+            let dir = rel.under(&root.dir).with_file_name("");
+            let twin =
+                crate::relpath::case_twins(&dir, &rel.slug).into_iter().next().or_else(|| {
+                    plan.iter()
+                        .map(|p: &(RelPath, String, &str, Option<crate::state::Hits>)| &p.0)
+                        .find(|r| {
+                            r.category == rel.category
+                                && r.slug != rel.slug
+                                && r.slug.eq_ignore_ascii_case(&rel.slug)
+                        })
+                        .map(|r| format!("{}.md", r.slug))
+                });
+            if let Some(twin) = twin {
+                return Err(Error::input(format!(
+                    "{}: {rel} and {}/{twin} differ only in case; on Windows and macOS they are one file",
+                    args.file.display(),
+                    rel.category
+                ))
+                .hint("rename one in the export, then import again"));
+            }
+        }
         if !args.allow_secret {
             secrets.extend(
                 crate::guard::secrets::scan(&new)

@@ -166,3 +166,21 @@ fn a_category_index_is_never_a_memory() {
             .stderr(contains("generated index"));
     }
 }
+
+#[test]
+fn import_refuses_case_twins_as_remember_does() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/Cache", "The cache layer lives in packages/cache."])
+        .assert()
+        .success();
+    let export = serde_json::json!({
+        "schema": "mem-export/1",
+        "memories": [
+            {"root": "project", "path": "facts/cache.md", "frontmatter": {}, "body": "another cache fact\n"}
+        ]
+    });
+    let file = env.tmp.path().join("twins.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    env.mem(["import", file.to_str().unwrap()]).assert().code(2).stderr(contains("only in case"));
+    assert!(!env.project().join("facts/cache.md").exists());
+}
