@@ -252,16 +252,24 @@ impl Server {
             if let Some(dir) = &gated {
                 agent::scrub(&mut report.warnings, dir);
             }
-            if report.scope == Scope::Project {
-                // The reply lists the category: only what the user trusted of it.
-                let (_, _, gate) = agent::gated(ctx.clone());
-                let project = ctx.roots.project.as_ref();
-                let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
-                if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
+            let (_, _, gate) = agent::gated(ctx.clone());
+            let project = ctx.roots.project.as_ref().filter(|p| p.exists());
+            let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
+            if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
+                let trusted =
+                    |file: &str| RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel));
+                // A near-duplicate note names another memory: only a trusted one,
+                // or the note would tell the agent what an untrusted file says.
+                report.warnings.retain(|w| {
+                    let Some(rest) = w.strip_prefix("nearly the same as project ") else {
+                        return true;
+                    };
+                    rest.split_whitespace().next().is_some_and(|file| trusted(file).is_some())
+                });
+                if report.scope == Scope::Project {
+                    // The reply lists the category: only what the user trusted of it.
                     report.manifest.retain_mut(|(file, summary)| {
-                        let checked =
-                            RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel));
-                        checked.map(|m| *summary = m.summary).is_some()
+                        trusted(file).map(|m| *summary = m.summary).is_some()
                     });
                 }
             }

@@ -481,3 +481,24 @@ fn another_users_memory_folder_up_the_tree_is_left_alone() {
         .stderr(contains("belongs to another user"));
     assert!(!shared.join(".memory/facts/db.md").exists(), "written into another user's root");
 }
+
+#[test]
+fn a_near_duplicate_note_never_names_an_untrusted_file() {
+    let env = trusted();
+    let text = "The nightly backup job copies the orders database to the eu-west bucket at two.";
+    env.write("facts/pulled-backup.md", &format!("---\nsummary: backups\n---\n{text}\n"));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"memory_remember","arguments":{{"path":"facts/backup","body":"{text}"}}}}}}"#
+    );
+    let input = format!(
+        "{init}\n{}\n{call}\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+    );
+    let out = env.mem(["mcp"]).write_stdin(input).timeout(LIMIT).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("created"), "{stdout}");
+    assert!(!stdout.contains("pulled-backup"), "an untrusted file was named: {stdout}");
+    // The command line, for the person at the keyboard, still says it.
+    env.mem(["remember", "facts/backup2", text]).assert().stderr(contains("pulled-backup"));
+}
