@@ -87,6 +87,19 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// [`Env::stdout`] with more environment variables.
+    pub fn stdout_with<I, S>(&self, args: I, vars: &[(&str, &str)]) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.mem(args);
+        cmd.envs(vars.iter().copied());
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Run with `--json` and parse stdout.
     pub fn json<I, S>(&self, args: I) -> serde_json::Value
     where

@@ -383,3 +383,30 @@ fn a_block_that_could_not_be_printed_was_not_shown() {
     let got = prompt(&env, "lost", "the timezone bug in reports");
     assert!(got.contains("pitfalls/tz-offset.md"), "counted as shown though never printed:\n{got}");
 }
+
+#[test]
+fn a_rule_read_from_the_index_still_comes_with_its_body() {
+    // The index keeps no bodies: a rule of the global root, and a project
+    // rule under MEM_TRUST_ALL, are read for theirs.
+    let env = Env::with_fixture("demo");
+    env.mem(["init", "--global"]).assert().success();
+    env.mem([
+        "remember",
+        "--global",
+        "rules/g-review",
+        "Every change gets a second pair of eyes before it ships.",
+    ])
+    .assert()
+    .success();
+    env.settle();
+    crate::env::settle(&env.global());
+    for _ in 0..2 {
+        env.mem(["recall", "--no-track", "review"]).env("MEM_TRUST_ALL", "1").assert().success();
+    }
+    let text = env.stdout_with(["context", "--no-track"], &[("MEM_TRUST_ALL", "1")]);
+    assert!(text.contains("`pnpm install --frozen-lockfile`"), "a project rule's body:\n{text}");
+    assert!(
+        text.contains("Every change gets a second pair of eyes"),
+        "a global rule's body:\n{text}"
+    );
+}

@@ -367,12 +367,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut checked: HashMap<usize, Option<Memory>> = HashMap::new();
     let mut trusted = |d: usize, held_back: &mut Vec<String>| -> Option<Memory> {
         let m = &memories[d];
-        if m.scope != Scope::Project || matches!(gate, Gate::All) {
-            return Some(m.clone());
-        }
         checked
             .entry(d)
             .or_insert_with(|| {
+                if m.scope != Scope::Project || matches!(gate, Gate::All) {
+                    // Trusted as it is; read for its body, which the index
+                    // does not keep (a file gone since is what the index says).
+                    let root = roots.iter().find(|r| r.scope == m.scope);
+                    let read = root.and_then(|r| {
+                        crate::scan::load(m.scope, m.path.clone(), &m.path.under(&r.dir)).ok()
+                    });
+                    return Some(read.map_or_else(|| m.clone(), |(full, _)| full));
+                }
                 let found = project.and_then(|root| gate.memory(root, &m.path));
                 if found.is_none() {
                     held_back.push(m.file());

@@ -187,7 +187,7 @@ impl Report {
                 e.age
             ));
             if let Some(body) = &e.body {
-                out.push_str(&format!("\n{}", md_fence(body)));
+                out.push_str(&format!("\n{}\n", md_fence(body)));
             }
         }
         if !self.entries.iter().any(|e| matches!(e.section, Section::File | Section::Match))
