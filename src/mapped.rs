@@ -94,6 +94,9 @@ mod map {
     /// fixed table of atomics, so the signal handler reads it without a
     /// lock or an allocation.
     const SLOTS: usize = 64;
+    /// A slot is taken (by `Map::new`) before its range is set, and its range
+    /// is cleared before it is given back; the handler reads only ranges.
+    static TAKEN: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
     static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
     static LENS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
     static PAGE: AtomicUsize = AtomicUsize::new(4096);
@@ -106,12 +109,14 @@ mod map {
     /// fault back to the handling it had.
     extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
         // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
-        let addr = unsafe { (*info).si_addr() } as usize;
+        let (addr, code) = unsafe { ((*info).si_addr() as usize, (*info).si_code) };
         let page = PAGE.load(Ordering::Relaxed);
-        for slot in 0..SLOTS {
-            let (start, len) =
-                (STARTS[slot].load(Ordering::Acquire), LENS[slot].load(Ordering::Acquire));
-            if len > 0 && addr >= start && addr < start + len {
+        // Only a fault the kernel raised (not a signal another process sent)
+        // at an address inside a guarded mapping is ours.
+        for slot in (0..SLOTS).filter(|_| code > 0) {
+            let len = LENS[slot].load(Ordering::Acquire);
+            let start = STARTS[slot].load(Ordering::Acquire);
+            if len > 0 && start > 0 && addr >= start && addr - start < len {
                 let at = addr & !(page - 1);
                 // SAFETY: `at` is a page of a mapping this process owns (the
                 // slot says so); replacing it with anonymous zeros changes
@@ -133,10 +138,15 @@ mod map {
                 }
             }
         }
-        // Not ours: the handling before ours, which the retried access meets.
-        // SAFETY: PREVIOUS was written once, before the handler was installed.
+        // Not ours: the handling before ours. A fault meets it when the
+        // access is retried; a signal that was sent is sent again to it.
+        // SAFETY: PREVIOUS was written once, before the handler was installed;
+        // sigaction and raise are async-signal-safe.
         unsafe {
             libc::sigaction(libc::SIGBUS, (&raw const PREVIOUS).cast(), std::ptr::null_mut());
+            if code <= 0 {
+                libc::raise(libc::SIGBUS);
+            }
         }
     }
 
@@ -181,7 +191,7 @@ mod map {
                 return Ok(None);
             }
             let Some(slot) = (0..SLOTS).find(|&s| {
-                LENS[s].compare_exchange(0, usize::MAX, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+                TAKEN[s].compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             }) else {
                 return Ok(None);
             };
@@ -194,7 +204,7 @@ mod map {
             let ptr = match mapped.map(|p| NonNull::new(p.cast::<u8>())) {
                 Ok(Some(ptr)) => ptr,
                 other => {
-                    LENS[slot].store(0, Ordering::Release);
+                    TAKEN[slot].store(false, Ordering::Release);
                     return Err(other.err().map_or_else(|| io::Error::other("mmap"), Into::into));
                 }
             };
@@ -213,11 +223,12 @@ mod map {
     impl Drop for Map {
         fn drop(&mut self) {
             // Unguarded before unmapped: a fault there is then not ours.
-            STARTS[self.slot].store(0, Ordering::Release);
             LENS[self.slot].store(0, Ordering::Release);
+            STARTS[self.slot].store(0, Ordering::Release);
             // SAFETY: the mapping made in `new`; the borrow checker ties
             // every view to `&self`, so none outlives it.
             let _ = unsafe { munmap(self.ptr.as_ptr().cast(), self.len) };
+            TAKEN[self.slot].store(false, Ordering::Release);
         }
     }
 }
