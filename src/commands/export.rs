@@ -114,6 +114,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         warnings.extend(problems.iter().map(ToString::to_string));
         for f in files {
             match read_doc(&root.dir, &f.path) {
+                // JSON keys are text: a frontmatter that is not `text: value`
+                // throughout would come back without it, so it stays out.
+                Ok(doc)
+                    if serde_json::to_value(&doc.meta).is_err()
+                        || doc.meta.keys().any(|k| k.as_str().is_none()) =>
+                {
+                    warnings.push(format!(
+                        "{}: a frontmatter key is not text, which JSON cannot keep (not exported)",
+                        f.rel.file()
+                    ));
+                }
                 Ok(doc) => memories.push(Exported {
                     root: root.scope,
                     path: f.rel.file(),
@@ -197,6 +208,8 @@ pub struct ImportReport {
     pub dry_run: bool,
     /// path → created, updated, unchanged
     pub actions: BTreeMap<String, &'static str>,
+    /// Memories of the export left out: another root's (`root path`).
+    pub skipped: Vec<String>,
     pub compiled: Vec<String>,
 }
 
@@ -220,7 +233,24 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();
-    for m in &export.memories {
+    // An export holds both roots. Another root's memories are imported only
+    // when `--into` names this root, and never over this root's own memory
+    // at the same path (the one the export shadowed): nothing is lost.
+    let mut skipped = Vec::new();
+    let own = |m: &&Exported| m.root == root.scope;
+    let chosen: Vec<&Exported> = export
+        .memories
+        .iter()
+        .filter(|m| {
+            let shadowed = export.memories.iter().any(|o| own(&o) && o.path == m.path);
+            let take = own(m) || (args.into.is_some() && !shadowed);
+            if !take {
+                skipped.push(format!("{} {}", m.root.name(), m.path));
+            }
+            take
+        })
+        .collect();
+    for m in chosen {
         let rel = RelPath::parse(&m.path)
             .and_then(|rel| rel.check_portable().map(|()| rel))
             .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
@@ -337,7 +367,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
             compiled = refresh(root)?.0;
         }
     }
-    Ok(ImportReport { root: root.dir.clone(), dry_run: args.dry_run, actions, compiled })
+    Ok(ImportReport { root: root.dir.clone(), dry_run: args.dry_run, actions, skipped, compiled })
 }
 
 fn target(ctx: &Context, into: Option<Into>) -> Result<&Root> {
@@ -363,9 +393,17 @@ fn to_yaml(map: &serde_json::Map<String, serde_json::Value>) -> Result<yaml_serd
 impl crate::output::Report for ImportReport {
     fn human(&self, style: &Style) -> String {
         let verb = if self.dry_run { "would import into" } else { "imported into" };
+        let skipped = if self.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  skipped {} memories of the other root (import them into it, or pass --into to bring them here)\n",
+                self.skipped.len()
+            )
+        };
         if self.actions.values().all(|a| *a == "unchanged") {
             return format!(
-                "nothing to import into {}: its {} memories are as the export has them\n",
+                "nothing to import into {}: its {} memories are as the export has them\n{skipped}",
                 self.root.display(),
                 self.actions.len()
             );
@@ -378,6 +416,7 @@ impl crate::output::Report for ImportReport {
         if unchanged > 0 {
             out.push_str(&format!("  ({unchanged} unchanged)\n"));
         }
+        out.push_str(&skipped);
         out
     }
 }

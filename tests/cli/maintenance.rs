@@ -325,3 +325,45 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+#[test]
+fn an_import_never_puts_one_roots_memory_over_anothers() {
+    let env = Env::with_fixture("demo");
+    env.mem(["init", "--global"]).assert().success();
+    env.mem([
+        "remember",
+        "--global",
+        "facts/staging-cluster",
+        "--summary",
+        "GLOBAL version of the staging facts",
+        "The global body.",
+    ])
+    .assert()
+    .success();
+    let project_text = env.read("facts/staging-cluster.md");
+    let export = env.tmp.path().join("both.json");
+    env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
+    env.mem(["import", export.to_str().unwrap(), "--overwrite"])
+        .assert()
+        .success()
+        .stdout(contains("nothing to import"))
+        .stdout(contains("skipped 1 memories of the other root"));
+    assert_eq!(env.read("facts/staging-cluster.md"), project_text);
+    // Into an empty project: its own memories, not the global one over them.
+    let other = Env::new();
+    other.mem(["init"]).assert().success();
+    other.mem(["import", export.to_str().unwrap()]).assert().success();
+    assert!(!other.read("facts/staging-cluster.md").contains("GLOBAL"));
+}
+
+#[test]
+fn a_frontmatter_json_cannot_hold_is_not_exported_as_empty() {
+    let env = Env::with_project();
+    env.write("facts/nk.md", "---\nkind: fact\nsummary: s\n1: one\n---\nbody\n");
+    let out = env.mem(["export", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> =
+        v["memories"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert!(!paths.contains(&"facts/nk.md"), "{v}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("facts/nk.md"));
+}
