@@ -162,6 +162,9 @@ pub struct Listing {
     pub dir: PathBuf,
     /// The folder's modification time before it was read (nanoseconds).
     pub dir_mtime_ns: u64,
+    /// [`stamp`] of the folder's mtime, ctime and inode before it was read:
+    /// what identifies its contents (a restored mtime keeps the ctime moved).
+    pub dir_stamp: u64,
     /// Something in the folder was reported (a misnamed file, a folder).
     pub problems: bool,
     /// Listed from what was known of it, without reading the folder.
@@ -368,14 +371,19 @@ fn known_category<'k>(
     let folder =
         rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .ok()?;
-    let dir_mtime_ns = stat_mtime_ns(&rustix::fs::fstat(&folder).ok()?);
-    if dir_mtime_ns != mtime {
+    let st = rustix::fs::fstat(&folder).ok()?;
+    let dir_mtime_ns = stat_mtime_ns(&st);
+    let ctime_ns = u64::try_from(st.st_ctime)
+        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as u64));
+    let dir_stamp = stamp(dir_mtime_ns, ctime_ns, st.st_ino);
+    if dir_stamp != mtime {
         return None;
     }
     let mut listing = Listing {
         category: category.to_string(),
         dir: dir.to_path_buf(),
         dir_mtime_ns,
+        dir_stamp,
         known: true,
         ..Listing::default()
     };
@@ -427,14 +435,15 @@ fn known_category<'k>(
 
 /// The memory files of one category folder.
 fn list_category(root: &Path, category: &str, dir: &Path, problems: &mut Vec<Problem>) -> Listing {
-    let mut listing = Listing {
-        category: category.to_string(),
-        dir: dir.to_path_buf(),
-        // Taken before the folder is read: a change while reading it makes
-        // the folder look changed next time, never unchanged.
-        dir_mtime_ns: fs::metadata(dir).map_or(0, |m| mtime_ns(&m)),
-        ..Listing::default()
-    };
+    let mut listing =
+        Listing { category: category.to_string(), dir: dir.to_path_buf(), ..Listing::default() };
+    // Taken before the folder is read: a change while reading it makes the
+    // folder look changed next time, never unchanged.
+    if let Ok(meta) = fs::metadata(dir) {
+        let (ctime_ns, ino) = ctime_ino(&meta);
+        listing.dir_mtime_ns = mtime_ns(&meta);
+        listing.dir_stamp = stamp(listing.dir_mtime_ns, ctime_ns, ino);
+    }
     let reported = problems.len();
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,

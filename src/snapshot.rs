@@ -1,9 +1,12 @@
 //! The folder snapshot, `<root>/.cache/folders.bin`: each category folder's
-//! modification time and the memory files it held when it was last read.
+//! stamp (mtime, ctime and inode, see [`crate::scan::stamp`]) and the memory
+//! files it held when it was last read.
 //!
-//! Adding, removing or renaming an entry changes a folder's mtime, so while
-//! it is unchanged the folder holds the same names, and listing it is one
-//! `stat` per known file instead of reading the folder ([`list_with`]).
+//! Adding, removing or renaming an entry changes a folder's mtime and ctime
+//! (a tool that puts the mtime back cannot put the ctime back), so while
+//! the stamp is unchanged the folder holds the same names, and listing it
+//! is one `stat` per known file instead of reading the folder
+//! ([`list_with`]).
 //! A folder is recorded only when it was read without problems and its
 //! mtime is clearly older than the listing ([`RACY_NS`]), so a change in
 //! the same clock tick is never hidden. Like the index cache the snapshot
@@ -32,7 +35,7 @@ struct Snapshot<'a> {
     folders: Vec<Folder<'a>>,
 }
 
-/// One folder: its mtime and its memory files' slugs, back to back, with
+/// One folder: its stamp and its memory files' slugs, back to back, with
 /// where each ends (u32, little-endian).
 #[derive(Debug, PartialEq)]
 struct Folder<'a> {
@@ -129,7 +132,7 @@ pub fn list_beside(
         let recorded: Vec<(String, Vec<u8>)> = settled.iter().map(|l| recorded(l)).collect();
         let folders = settled.iter().zip(&recorded).map(|(l, (slugs, ends))| Folder {
             category: &l.category,
-            mtime: l.dir_mtime_ns,
+            mtime: l.dir_stamp,
             slugs: slugs.as_bytes(),
             ends,
         });

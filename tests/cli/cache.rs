@@ -280,3 +280,19 @@ fn files_written_as_the_cache_was_built_are_confirmed_once_old_enough() {
     env.write("facts/f3.md", "---\nsummary: fact 3 about okapis\n---\nbody 3\n");
     assert!(recall(&env, "okapis").contains("facts/f3.md"));
 }
+
+#[test]
+fn a_file_added_to_a_folder_whose_mtime_is_put_back_is_seen() {
+    let env = Env::with_fixture("demo");
+    env.settle();
+    let _ = recall(&env, "zebracorn");
+    let _ = recall(&env, "zebracorn");
+    let facts = env.project().join("facts");
+    let mtime = fs::metadata(&facts).unwrap().modified().unwrap();
+    env.write("facts/zz.md", "---\nsummary: zebracorn hidden note\n---\nzebracorn body\n");
+    fs::File::open(&facts).unwrap().set_modified(mtime).unwrap();
+    assert!(
+        recall(&env, "zebracorn").contains("facts/zz.md"),
+        "the folder was trusted by its mtime"
+    );
+}
