@@ -103,24 +103,14 @@ pub struct Plan {
 pub fn plan(src: &Sources, fix_markers: bool) -> Plan {
     let lang = src.root_md.map_or(Lang::En, root_lang);
     let strings = Strings::of(lang);
-    let mut by_category: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
-    for m in src.memories {
-        by_category.entry(m.path.category.as_str()).or_default().push(m);
-    }
     let mut plan = Plan::default();
-    for m in src.memories {
-        let fields = [("summary", &m.summary), ("highlight", &m.highlight)];
-        let triggers = m.load_when.iter().map(|t| ("load_when", t));
-        for (key, _) in fields.into_iter().chain(triggers).filter(|(_, t)| is_secret(t)) {
-            plan.notes.push(Note {
-                path: m.file(),
-                line: None,
-                message: format!(
-                    "its {key} looks like a credential: withheld from the generated tables; remove it from the memory"
-                ),
-                error: false,
-            });
-        }
+    // Checked once, here: a memory with a field that looks like a credential
+    // is compiled from a copy with that field withheld.
+    let withheld: Vec<Option<Memory>> =
+        src.memories.iter().map(|m| withhold(m, &mut plan.notes)).collect();
+    let mut by_category: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
+    for (m, w) in src.memories.iter().zip(&withheld) {
+        by_category.entry(m.path.category.as_str()).or_default().push(w.as_ref().unwrap_or(m));
     }
     for (category, memories) in &mut by_category {
         memories.sort_by(|a, b| a.path.slug.cmp(&b.path.slug));
@@ -289,12 +279,39 @@ fn is_secret(text: &str) -> bool {
     !text.is_empty() && !crate::guard::secrets::scan(text).is_empty()
 }
 
-/// One table cell: `|` escaped, newlines folded, `—` when empty; a field
-/// that looks like a credential is [`WITHHELD`].
-pub fn cell(text: &str) -> String {
-    if is_secret(text) {
-        return WITHHELD.into();
+/// A copy of `m` with each field that looks like a credential replaced by
+/// [`WITHHELD`], and a note per field; `None` when there is none.
+fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
+    let mut copy: Option<Memory> = None;
+    let mut note = |key: &str| {
+        notes.push(Note {
+            path: m.file(),
+            line: None,
+            message: format!(
+                "its {key} looks like a credential: withheld from the generated tables; remove it from the memory"
+            ),
+            error: false,
+        });
+    };
+    if is_secret(&m.summary) {
+        note("summary");
+        copy.get_or_insert_with(|| m.clone()).summary = WITHHELD.into();
     }
+    if is_secret(&m.highlight) {
+        note("highlight");
+        copy.get_or_insert_with(|| m.clone()).highlight = WITHHELD.into();
+    }
+    for (i, t) in m.load_when.iter().enumerate() {
+        if is_secret(t) {
+            note("load_when");
+            copy.get_or_insert_with(|| m.clone()).load_when[i] = WITHHELD.into();
+        }
+    }
+    copy
+}
+
+/// One table cell: `|` escaped, newlines folded, `—` when empty.
+pub fn cell(text: &str) -> String {
     let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if folded.is_empty() { "—".into() } else { folded.replace('|', "\\|") }
 }

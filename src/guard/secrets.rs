@@ -118,14 +118,24 @@ fn check_line(line: &str) -> Option<&'static str> {
     if line.contains("-----BEGIN") && line.contains("PRIVATE KEY") {
         return Some("a private key block");
     }
+    // Cheap gates first: most lines of prose hold nothing any rule wants.
+    let longest = line.split_whitespace().map(str::len).max().unwrap_or(0);
+    let assigns = line.contains(['=', ':', '：']);
+    if longest < 15 && !assigns && !line.contains(" -") && !line.starts_with('-') {
+        return None;
+    }
+    let lower = line.to_lowercase();
+    let slash = line.contains('/');
     if let Some(what) = url_credentials(line)
-        .or_else(|| webhook(line))
-        .or_else(|| dotted(line))
-        .or_else(|| command_line(line))
+        .or_else(|| if slash { webhook(line) } else { None })
+        .or_else(|| if longest >= 35 { dotted(line) } else { None })
+        .or_else(|| command_line(line, &lower))
     {
         return Some(what);
     }
-    for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+    // The shortest provider token is 15 characters (`xoxb-` and ten more).
+    let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    for word in words.filter(|w| w.len() >= 15) {
         for (prefix, min, what) in PREFIXES {
             if let Some(rest) = word.strip_prefix(prefix)
                 && rest.len() >= *min
@@ -136,7 +146,8 @@ fn check_line(line: &str) -> Option<&'static str> {
             }
         }
     }
-    assignment(line).or_else(|| entropy_near_keyword(line))
+    let assigned = if assigns { assignment(line, &lower) } else { None };
+    assigned.or_else(|| if longest >= 24 { entropy_near_keyword(line, &lower) } else { None })
 }
 
 /// `scheme://user:password@host` with a real password, for any scheme.
@@ -172,7 +183,10 @@ fn url_credentials(line: &str) -> Option<&'static str> {
 
 /// A bearer token, or a password given on a command line (`curl -u
 /// user:pass`, `mysql -pPASS`, `--password=PASS`).
-fn command_line(line: &str) -> Option<&'static str> {
+fn command_line(line: &str, lower: &str) -> Option<&'static str> {
+    if !lower.contains("bearer") && !line.contains(" -") && !line.starts_with('-') {
+        return None;
+    }
     let words: Vec<&str> = line.split_whitespace().collect();
     let real = |v: &str| {
         let v = v.trim_matches(['"', '\'']);
@@ -224,7 +238,9 @@ fn dotted(line: &str) -> Option<&'static str> {
     let b64 = |s: &str, min: usize| {
         s.len() >= min && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
-    for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c))) {
+    // The shortest of them is 35 characters (`ya29.` and thirty more).
+    let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)));
+    for word in words.filter(|w| w.len() >= 35 && w.contains('.')) {
         let parts: Vec<&str> = word.split('.').collect();
         match parts.as_slice() {
             ["SG", a, b] if b64(a, 16) && b64(b, 30) => return Some("a SendGrid API key"),
@@ -247,8 +263,7 @@ fn dotted(line: &str) -> Option<&'static str> {
 }
 
 /// `password = hunter22`, `token: "abc…"`, `密码：xxx` with a real value.
-fn assignment(line: &str) -> Option<&'static str> {
-    let lower = line.to_lowercase();
+fn assignment(line: &str, lower: &str) -> Option<&'static str> {
     for key in ASSIGNED {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(key) {
@@ -282,8 +297,7 @@ fn is_real_value(v: &str) -> bool {
 }
 
 /// A long random-looking string on a line that mentions key, token or secret.
-fn entropy_near_keyword(line: &str) -> Option<&'static str> {
-    let lower = line.to_lowercase();
+fn entropy_near_keyword(line: &str, lower: &str) -> Option<&'static str> {
     if !["key", "token", "secret"].iter().any(|k| lower.contains(k)) {
         return None;
     }
