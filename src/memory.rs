@@ -233,6 +233,11 @@ pub fn first_heading(body: &str) -> Option<String> {
     None
 }
 
+/// The `updated` a memory's text says it was last updated at, if it says.
+pub fn updated_of(text: &str) -> Option<i64> {
+    Document::parse(text).ok()?.meta.get("updated").and_then(date_ms)
+}
+
 /// The first paragraph with text, flattened to one line of at most
 /// [`SUMMARY_MAX`] characters; withheld when the whole paragraph looks like
 /// it holds a credential (a cut could hide one from the check that follows).

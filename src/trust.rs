@@ -175,10 +175,7 @@ pub enum RootMd {
 pub fn load(global: &Path, project: &Root) -> Option<Record> {
     let canonical = project.dir.canonicalize().ok()?;
     let id = state::load(&project.dir).0.root_id?;
-    let bytes =
-        files::read(global, &record_path(global, &canonical), Links::Never, MAX_RECORD_BYTES)
-            .ok()?;
-    let record: Record = serde_json::from_slice(&bytes).ok()?;
+    let record = read_record(global, &canonical)?;
     (record.root == canonical.display().to_string() && record.id == id).then_some(record)
 }
 
@@ -239,61 +236,47 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         ..Review::default()
     };
     let trusted = before.map(|r| r.files).unwrap_or_default();
-    let mut consider = |path: String, bytes: &[u8], memory: Option<&Memory>, text: &str| {
-        let resident = memory.is_none_or(Memory::is_resident);
-        if memory.is_some_and(Memory::is_resident) {
+    // `memory` is None for ROOT.md and for a file that does not parse: both
+    // are shown whole, as a rule would be (the second is never injected).
+    let mut consider = |path: String, text: &str, memory: Option<Memory>| {
+        let resident = memory.as_ref().is_none_or(Memory::is_resident);
+        if memory.as_ref().is_some_and(Memory::is_resident) {
             review.resident.insert(path.clone());
         }
-        let triggers = memory.map(|m| m.load_when.clone()).unwrap_or_default();
-        let d = digest(bytes);
+        let d = digest(text.as_bytes());
         let status = match trusted.get(&path) {
             Some(t) if *t == d => None,
             Some(_) => Some("changed"),
             None => Some("new"),
         };
         if let Some(status) = status {
+            let triggers = memory.map(|m| m.load_when).unwrap_or_default();
             let text = resident.then(|| text.to_string());
             review.pending.push(Reviewed { path: path.clone(), status, resident, text, triggers });
         }
         review.files.insert(path, d);
     };
-    match files::read_text(&project.dir, &project.dir.join(ROOT_MD), Links::Inside, MAX_FILE_BYTES)
-    {
-        Ok(text) => {
-            let prose = prose(&text);
-            consider(ROOT_MD.into(), prose.as_bytes(), None, &prose);
-        }
-        Err(why) => review.unreadable.push(Problem::refused(
-            &project.dir.join(ROOT_MD),
-            &why.unwrap_or(Refusal::NotRegular("file that is not UTF-8")),
-        )),
+    let unreadable = |path: &Path, why: Option<Refusal>| match why {
+        Some(why) => Problem::refused(path, &why),
+        None => Problem::refused(path, &Refusal::Io(std::io::Error::other("not valid UTF-8"))),
+    };
+    let root_md = project.dir.join(ROOT_MD);
+    match files::read_text(&project.dir, &root_md, Links::Inside, MAX_FILE_BYTES) {
+        Ok(text) => consider(ROOT_MD.into(), &prose(&text), None),
+        Err(why) => review.unreadable.push(unreadable(&root_md, why)),
     }
     let (entries, problems) = scan::walk(project);
     review.unreadable.extend(problems.into_iter().filter(|p| p.skipped));
     for f in entries {
-        let text = match files::read_text(&project.dir, &f.path, Links::Inside, MAX_FILE_BYTES) {
-            Ok(text) => text,
-            Err(why) => {
-                let why = why.unwrap_or(Refusal::NotRegular("file that is not UTF-8"));
-                review.unreadable.push(Problem::refused(&f.path, &why));
-                continue;
+        match files::read_text(&project.dir, &f.path, Links::Inside, MAX_FILE_BYTES) {
+            Ok(text) => {
+                let memory = Document::parse(&text)
+                    .ok()
+                    .map(|doc| Memory::from_document(f.rel.clone(), project.scope, &doc, 0).0);
+                consider(f.rel.file(), &text, memory);
             }
-        };
-        let memory = Document::parse(&text)
-            .map(|doc| Memory::from_document(f.rel.clone(), project.scope, &doc, 0).0);
-        // A file that does not parse is never injected: shown whole, as a rule would be.
-        let memory = memory.unwrap_or_else(|_| {
-            let mut m = Memory::from_document(
-                f.rel.clone(),
-                project.scope,
-                &Document::new(String::new()),
-                0,
-            )
-            .0;
-            m.pinned = true;
-            m
-        });
-        consider(f.rel.file(), text.as_bytes(), Some(&memory), &text);
+            Err(why) => review.unreadable.push(unreadable(&f.path, why)),
+        }
     }
     review.removed = trusted.keys().filter(|k| !review.files.contains_key(*k)).cloned().collect();
     Ok(review)
@@ -336,6 +319,10 @@ pub fn untrust(global: &Path, project: &Root) -> Result<bool> {
 /// was `old`, or nothing): keep the root trusted for what was written.
 /// Content that was held back stays held back, whatever was changed in it.
 pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, new: &[u8]) {
+    // The global root is the user's own: nothing is recorded for it.
+    if project.scope != crate::roots::Scope::Project {
+        return;
+    }
     // Trust is derived data: a failure here only holds the file back.
     let _ = update(global, project, |record| {
         let key = rel.file();

@@ -97,10 +97,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => "created",
         Some(old) => {
             // Saved under the version's own `updated`, as remember does.
-            let updated = Document::parse(old)
-                .ok()
-                .and_then(|d| d.meta.get("updated").and_then(crate::memory::date_ms))
-                .unwrap_or(ctx.now_ms);
+            let updated = crate::memory::updated_of(old).unwrap_or(ctx.now_ms);
             save_history(&root.dir, &rel, updated, old.as_bytes())?;
             "updated"
         }
@@ -108,7 +105,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if action != "unchanged" {
         write_atomic(&root.dir, &file, after.as_bytes())?;
         let old = before.as_deref().map(str::as_bytes);
-        crate::commands::remember::keep_trust(ctx, root, &rel, old, after.as_bytes());
+        crate::trust::wrote(&ctx.roots.global.dir, root, &rel, old, after.as_bytes());
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };

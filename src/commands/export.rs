@@ -339,16 +339,13 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
             let old = crate::files::text(&root.dir, &file)?;
             if *action == "updated" {
                 let old = old.as_deref().unwrap_or("");
-                let updated = Document::parse(old)
-                    .ok()
-                    .and_then(|d| d.meta.get("updated").and_then(crate::memory::date_ms))
-                    .unwrap_or(ctx.now_ms);
+                let updated = crate::memory::updated_of(old).unwrap_or(ctx.now_ms);
                 save_history(&root.dir, rel, updated, old.as_bytes())?;
             }
             if *action != "unchanged" {
                 write_atomic(&root.dir, &file, new.as_bytes())?;
                 let old = old.as_deref().map(str::as_bytes);
-                crate::commands::remember::keep_trust(ctx, root, rel, old, new.as_bytes());
+                crate::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
             }
         }
         let known = state::load(&root.dir).0.hits;

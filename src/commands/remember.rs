@@ -167,7 +167,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             write_atomic(&root.dir, &file, text.as_bytes())?;
             let old = previous.as_ref().map(|(t, _)| t.as_bytes());
-            keep_trust(ctx, root, &rel, old, text.as_bytes());
+            crate::trust::wrote(&ctx.roots.global.dir, root, &rel, old, text.as_bytes());
             if previous.is_some() { Action::Updated } else { Action::Created }
         }
     };
@@ -210,14 +210,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         manifest_more,
         warnings,
     })
-}
-
-/// A write through mem to a trusted project root keeps it trusted for what
-/// was written (see [`crate::trust::wrote`]).
-pub fn keep_trust(ctx: &Context, root: &Root, rel: &RelPath, old: Option<&[u8]>, new: &[u8]) {
-    if root.scope == Scope::Project {
-        crate::trust::wrote(&ctx.roots.global.dir, root, rel, old, new);
-    }
 }
 
 /// Refuse a memory that no command could read back.
@@ -513,7 +505,13 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
         doc.set("superseded_by", new.file());
         let rendered = crate::frontmatter::render_over(&text, &before, &doc);
         write_atomic(&root.dir, &file, rendered.as_bytes())?;
-        keep_trust(ctx, root, old, Some(text.as_bytes()), rendered.as_bytes());
+        crate::trust::wrote(
+            &ctx.roots.global.dir,
+            root,
+            old,
+            Some(text.as_bytes()),
+            rendered.as_bytes(),
+        );
     }
     Ok(old.file())
 }
