@@ -7,14 +7,14 @@
 //! most [`MAX_SHOWN`] memories per session and [`MAX_SESSIONS`] sessions per
 //! root; a session untouched for [`EXPIRES_MS`] is removed by the next write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::files::{self, Links};
-use crate::roots::Root;
+use crate::roots::{Root, Scope};
 use crate::write::{lock_file, write_atomic};
 
 /// Memories remembered per session; the oldest are forgotten first.
@@ -46,11 +46,6 @@ impl Source {
             _ => Source::Startup,
         }
     }
-
-    /// The agent no longer holds what it was shown before.
-    pub fn starts_over(self) -> bool {
-        matches!(self, Source::Clear | Source::Compact | Source::Startup)
-    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -75,9 +70,63 @@ pub fn key(path: &str, updated: i64) -> String {
     format!("{path}@{updated}")
 }
 
-/// The keys ([`key`]) of `root` already shown in session `id`.
-pub fn shown(root: &Root, id: &str) -> BTreeSet<String> {
-    Held::open(root).shown(id)
+/// What session `id` was shown over the roots a command reads, locked
+/// (root by root) from this read until [`Shown::record`]: the one way
+/// `mem context` and `memory_recall` see and extend a session.
+#[derive(Debug)]
+pub struct Shown {
+    id: String,
+    roots: Vec<(Scope, Held)>,
+    seen: HashSet<(Scope, String)>,
+}
+
+impl Shown {
+    /// Lock and read session `id` of `roots`; with `fresh`, what it was
+    /// shown before does not count (and is dropped when recording).
+    pub fn open(roots: &[&Root], id: &str, fresh: bool) -> Shown {
+        let roots: Vec<(Scope, Held)> = roots.iter().map(|r| (r.scope, Held::open(r))).collect();
+        let seen = if fresh {
+            HashSet::new()
+        } else {
+            roots.iter().flat_map(|(s, h)| h.shown(id).into_iter().map(|k| (*s, k))).collect()
+        };
+        Shown { id: id.to_string(), roots, seen }
+    }
+
+    /// How many memories the session was shown.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// True when nothing was shown yet.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// True when this version of `path` of the root of `scope` was shown.
+    pub fn contains(&self, scope: Scope, path: &str, updated: i64) -> bool {
+        self.seen.contains(&(scope, key(path, updated)))
+    }
+
+    /// Record `shown` (root, path, updated) as shown; `fresh` drops what
+    /// was recorded before. Derived data: a root that cannot keep it only
+    /// repeats itself, so nothing here fails.
+    pub fn record<'a>(
+        &self,
+        shown: impl IntoIterator<Item = (Scope, &'a str, i64)>,
+        fresh: bool,
+        now_ms: i64,
+    ) {
+        let shown: Vec<(Scope, &str, i64)> = shown.into_iter().collect();
+        for (scope, held) in &self.roots {
+            let keys: Vec<String> = shown
+                .iter()
+                .filter(|(s, ..)| s == scope)
+                .map(|(_, path, updated)| key(path, *updated))
+                .collect();
+            let _ = held.record(&self.id, &keys, fresh, now_ms);
+        }
+    }
 }
 
 /// A root's session records, locked while held: what a prompt reads as
@@ -104,7 +153,9 @@ impl Held {
             .unwrap_or_default()
     }
 
-    /// [`record`], under this lock.
+    /// Record `paths` (keys, see [`key`]) as shown in session `id`; with
+    /// `fresh`, what was recorded before is dropped first (the agent's
+    /// context was cleared).
     pub fn record(&self, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
         write_record(&self.root, id, paths, fresh, now_ms)
     }
@@ -113,12 +164,6 @@ impl Held {
 fn read(root: &Root, path: &Path) -> Option<Record> {
     let bytes = files::read(&root.dir, path, Links::Never, MAX_BYTES).ok()?;
     serde_json::from_slice(&bytes).ok()
-}
-
-/// Record `paths` of `root` as shown in session `id`; with `fresh`, what was
-/// recorded before is dropped first (the agent's context was cleared).
-pub fn record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
-    Held::open(root).record(id, paths, fresh, now_ms)
 }
 
 fn write_record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i64) -> Result<()> {
@@ -173,12 +218,13 @@ mod tests {
     fn a_session_remembers_what_it_was_shown_and_starts_over() {
         let tmp = tempfile::tempdir().unwrap();
         let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
-        record(&root, "s1", &["rules/a.md".into()], false, 10).unwrap();
-        record(&root, "s1", &["facts/b.md".into(), "rules/a.md".into()], false, 20).unwrap();
-        assert_eq!(shown(&root, "s1").len(), 2);
-        assert!(shown(&root, "s2").is_empty());
-        record(&root, "s1", &[], true, 30).unwrap();
-        assert!(shown(&root, "s1").is_empty());
+        let held = Held::open(&root);
+        held.record("s1", &["rules/a.md".into()], false, 10).unwrap();
+        held.record("s1", &["facts/b.md".into(), "rules/a.md".into()], false, 20).unwrap();
+        assert_eq!(held.shown("s1").len(), 2);
+        assert!(held.shown("s2").is_empty());
+        held.record("s1", &[], true, 30).unwrap();
+        assert!(held.shown("s1").is_empty());
     }
 
     #[test]
@@ -186,8 +232,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
         let many: Vec<String> = (0..MAX_SHOWN + 10).map(|i| format!("facts/m{i}.md")).collect();
-        record(&root, "s", &many, false, 1).unwrap();
-        let shown = shown(&root, "s");
+        let held = Held::open(&root);
+        held.record("s", &many, false, 1).unwrap();
+        let shown = held.shown("s");
         assert_eq!(shown.len(), MAX_SHOWN);
         assert!(!shown.contains("facts/m0.md") && shown.contains("facts/m10.md"));
     }

@@ -164,29 +164,17 @@ impl Server {
             let session = p.session_id.as_deref().filter(|s| !s.is_empty());
             let roots: Vec<crate::roots::Root> = ctx.read_roots()?.into_iter().cloned().collect();
             let roots: Vec<&crate::roots::Root> = roots.iter().collect();
-            // Held until this call's results are recorded (see `session::Held`).
-            let held: Vec<crate::session::Held> = match session {
-                Some(_) => roots.iter().map(|r| crate::session::Held::open(r)).collect(),
-                None => Vec::new(),
-            };
-            let before: std::collections::BTreeSet<(Scope, String)> = match session {
-                Some(s) => held
-                    .iter()
-                    .zip(&roots)
-                    .flat_map(|(h, r)| h.shown(s).into_iter().map(|k| (r.scope, k)))
-                    .collect(),
-                None => Default::default(),
-            };
+            // Locked until this call's results are recorded.
+            let shown = session.map(|id| crate::session::Shown::open(&roots, id, false));
             // What the session was shown is left out; the rest fills the limit.
             let limit = args.limit;
-            args.limit = limit.saturating_add(before.len().min(200) as u16);
+            let seen_before = shown.as_ref().map_or(0, crate::session::Shown::len);
+            args.limit = limit.saturating_add(seen_before.min(200) as u16);
             let mut report = recall::run_trusted(&ctx, &args)?;
             // The reply repeats the query it answers, not a pasted log.
             report.query = crate::memory::truncate(&report.query, 200);
-            if let Some(session) = session {
-                let seen = |f: &recall::Found| {
-                    before.contains(&(f.root, crate::session::key(&f.path, f.updated)))
-                };
+            if let Some(shown) = &shown {
+                let seen = |f: &recall::Found| shown.contains(f.root, &f.path, f.updated);
                 let skipped = report.results.iter().filter(|f| seen(f)).count();
                 report.results.retain(|f| !seen(f));
                 report.results.truncate(usize::from(limit));
@@ -195,20 +183,8 @@ impl Server {
                         "{skipped} result(s) this session was already shown were left out"
                     ));
                 }
-                let shown: Vec<(Scope, String)> = report
-                    .results
-                    .iter()
-                    .map(|f| (f.root, crate::session::key(&f.path, f.updated)))
-                    .collect();
-                for (h, r) in held.iter().zip(&roots) {
-                    let keys: Vec<String> = shown
-                        .iter()
-                        .filter(|(s, _)| *s == r.scope)
-                        .map(|(_, k)| k.clone())
-                        .collect();
-                    // Derived data: a root that cannot keep it only repeats itself.
-                    let _ = h.record(session, &keys, false, ctx.now_ms);
-                }
+                let results = report.results.iter().map(|f| (f.root, f.path.as_str(), f.updated));
+                shown.record(results, false, ctx.now_ms);
             } else {
                 report.results.truncate(usize::from(limit));
             }

@@ -266,21 +266,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // What the session was shown already (nothing, when it starts over).
     // A session start (not a resume) starts over: the agent holds nothing yet.
     let fresh = !prompt_mode && hook.source != Some(session::Source::Resume);
-    // Held until what this run shows is recorded (see `session::Held`).
-    let held: Vec<session::Held> = match &session_id {
-        Some(_) => roots.iter().map(|r| session::Held::open(r)).collect(),
-        None => Vec::new(),
-    };
-    let already: HashSet<(Scope, String)> = match &session_id {
-        Some(id) if !fresh => held
-            .iter()
-            .zip(&roots)
-            .flat_map(|(h, r)| h.shown(id).into_iter().map(|p| (r.scope, p)))
-            .collect(),
-        _ => HashSet::new(),
-    };
+    // Locked until what this run shows is recorded (`after_print`).
+    let shown = session_id.as_deref().map(|id| session::Shown::open(&roots, id, fresh));
     let new_to_session =
-        |m: &Memory| !already.contains(&(m.scope, session::key(&m.file(), m.updated)));
+        |m: &Memory| !shown.as_ref().is_some_and(|s| s.contains(m.scope, &m.file(), m.updated));
 
     let mut candidates = Vec::new();
     let mut held_back = Vec::new();
@@ -544,7 +533,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // until then.
     report.pending = Some(Pending {
         roots: roots.iter().map(|r| (*r).clone()).collect(),
-        held,
+        shown,
         fresh,
         track: !args.no_track,
     });
@@ -555,7 +544,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 #[derive(Debug)]
 struct Pending {
     roots: Vec<Root>,
-    held: Vec<session::Held>,
+    shown: Option<session::Shown>,
     fresh: bool,
     track: bool,
 }
@@ -569,17 +558,9 @@ impl Report {
         if p.track {
             track(ctx, &roots, self);
         }
-        if let Some(id) = &self.session {
-            for (root, held) in p.roots.iter().zip(&p.held) {
-                let shown: Vec<String> = self
-                    .entries
-                    .iter()
-                    .filter(|e| e.root == root.scope)
-                    .map(|e| session::key(&e.path, e.updated))
-                    .collect();
-                // Derived data: a root that cannot keep it only repeats itself.
-                let _ = held.record(id, &shown, p.fresh, ctx.now_ms);
-            }
+        if let Some(shown) = &p.shown {
+            let entries = self.entries.iter().map(|e| (e.root, e.path.as_str(), e.updated));
+            shown.record(entries, p.fresh, ctx.now_ms);
         }
     }
 }
