@@ -348,9 +348,7 @@ fn mtime_ns(meta: &fs::Metadata) -> u64 {
 #[cfg(unix)]
 fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    let ctime = u64::try_from(meta.ctime())
-        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec() as u64));
-    (ctime, meta.ino())
+    (nanos(meta.ctime(), meta.ctime_nsec()), meta.ino())
 }
 
 #[cfg(not(unix))]
@@ -373,9 +371,7 @@ fn known_category<'k>(
             .ok()?;
     let st = rustix::fs::fstat(&folder).ok()?;
     let dir_mtime_ns = stat_mtime_ns(&st);
-    let ctime_ns = u64::try_from(st.st_ctime)
-        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as u64));
-    let dir_stamp = stamp(dir_mtime_ns, ctime_ns, st.st_ino);
+    let dir_stamp = stamp(dir_mtime_ns, stat_ctime_ns(&st), st.st_ino);
     if dir_stamp != mtime {
         return None;
     }
@@ -407,9 +403,7 @@ fn known_category<'k>(
             name_len: name.len() as u32,
             size: u64::try_from(st.st_size).ok()?,
             mtime_ns: stat_mtime_ns(&st),
-            ctime_ns: u64::try_from(st.st_ctime).map_or(0, |s| {
-                s.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as u64)
-            }),
+            ctime_ns: stat_ctime_ns(&st),
             ino: st.st_ino,
         });
     }
@@ -418,10 +412,21 @@ fn known_category<'k>(
 
 /// [`mtime_ns`] of a `stat` result.
 #[cfg(unix)]
-#[allow(clippy::unnecessary_cast, reason = "`st_mtime_nsec` is signed on some targets")]
 fn stat_mtime_ns(st: &rustix::fs::Stat) -> u64 {
-    u64::try_from(st.st_mtime)
-        .map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as u64))
+    nanos(st.st_mtime, st.st_mtime_nsec as i64)
+}
+
+/// [`stat_mtime_ns`] of the status change time.
+#[cfg(unix)]
+fn stat_ctime_ns(st: &rustix::fs::Stat) -> u64 {
+    nanos(st.st_ctime, st.st_ctime_nsec as i64)
+}
+
+/// Seconds and nanoseconds since the epoch as nanoseconds (0 before it).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast, reason = "the parts' types differ between targets")]
+fn nanos(secs: i64, nsec: i64) -> u64 {
+    u64::try_from(secs).map_or(0, |s| s.saturating_mul(1_000_000_000).saturating_add(nsec as u64))
 }
 
 #[cfg(not(unix))]
