@@ -146,6 +146,16 @@ pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// A one-line field (title, summary, kind, trigger) as one line of a
+/// listing: every run of whitespace, line breaks included, is one space.
+/// A title that holds `\n## Hard rules` cannot start a line of its own.
+pub fn flat(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(|c: char| c.is_whitespace() && c != ' ') && !text.contains("  ") {
+        return text.trim().into();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ").into()
+}
+
 /// A field as one line of Markdown that cannot start a structure of its
 /// own: every line break (CR, LF, NEL, U+2028, U+2029) folds to a space,
 /// and a leading `#`, `>`, `-`, `+`, `*`, `|`, `=` or backtick is escaped.

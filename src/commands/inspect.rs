@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::guard::secrets;
 use crate::memory::Memory;
-use crate::output::Style;
+use crate::output::{Style, flat};
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
 use crate::scan::{Problem, Tree, walk};
@@ -272,10 +272,10 @@ fn human_overview(o: &Overview, style: &Style) -> String {
 
 fn human_detail(d: &Detail, style: &Style) -> String {
     let m = &d.memory;
-    let mut out = format!("{}  {}\n", style.path(&m.file()), style.bold(&m.title));
+    let mut out = format!("{}  {}\n", style.path(&m.file()), style.bold(&flat(&m.title)));
     let mut row = |k: &str, v: String| {
         if !v.is_empty() {
-            out.push_str(&format!("  {k:<14}{v}\n"));
+            out.push_str(&format!("  {k:<14}{}\n", flat(&v)));
         }
     };
     row("root", format!("{} ({})", m.scope.name(), d.file.display()));

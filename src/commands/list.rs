@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
-use crate::output::Style;
+use crate::output::{Style, flat};
 use crate::scan::Problem;
 
 /// List memories.
@@ -75,8 +75,12 @@ impl crate::output::Report for Report {
             let file = m.file();
             let pad = " ".repeat(width - file.len());
             let scope = if both { format!("{:<8}", m.scope.name()) } else { String::new() };
-            let mut line =
-                format!("{scope}{}{pad}  {:<10}  {}", style.path(&file), m.kind, m.title);
+            let mut line = format!(
+                "{scope}{}{pad}  {:<10}  {}",
+                style.path(&file),
+                flat(&m.kind),
+                flat(&m.title)
+            );
             if m.pinned {
                 line.push_str("  [pinned]");
             }

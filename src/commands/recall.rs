@@ -14,7 +14,7 @@ use crate::cache::{self, index_all};
 use crate::context::Context;
 use crate::error::Result;
 use crate::memory::Memory;
-use crate::output::Style;
+use crate::output::{Style, flat};
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
 use crate::rank::score::{Memories, Params, Request, Signals, rank};
@@ -267,8 +267,8 @@ impl crate::output::Report for Report {
             }
             out.push_str(&head);
             out.push('\n');
-            out.push_str(&format!("  {}\n", style.bold(&mark(&f.title))));
-            for line in wrap(&f.summary, 76, 2) {
+            out.push_str(&format!("  {}\n", style.bold(&mark(&flat(&f.title)))));
+            for line in wrap(&flat(&f.summary), 76, 2) {
                 out.push_str(&format!("  {}\n", mark(&line)));
             }
             if let Some(e) = &f.explanation {

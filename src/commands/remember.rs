@@ -541,7 +541,7 @@ impl crate::output::Report for Report {
                 out.push_str(&format!(
                     "   {mark} {}  {}\n",
                     style.path(file),
-                    truncate(summary, 70)
+                    truncate(&crate::output::flat(summary), 70)
                 ));
             }
             if self.manifest_more > 0 {
