@@ -18,8 +18,22 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-/// The largest memory, `ROOT.md` or `index.md` that is read.
+/// The largest memory that is read or written.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The largest `ROOT.md` or `index.md` that is read or written: their
+/// generated regions hold a line per memory or trigger, so they grow with
+/// the tree (a 100,000-memory tree's `ROOT.md` is a few MiB).
+pub const MAX_GENERATED_BYTES: u64 = 64 << 20;
+
+/// The read limit for `path`: [`MAX_GENERATED_BYTES`] for `ROOT.md` and
+/// `index.md`, [`MAX_FILE_BYTES`] for anything else.
+pub fn limit(path: &Path) -> u64 {
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("ROOT.md" | "index.md") => MAX_GENERATED_BYTES,
+        _ => MAX_FILE_BYTES,
+    }
+}
 
 /// Whether a symlink on the way to a file may be followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,10 +175,10 @@ pub fn read_text(
 
 /// The text of a memory, `ROOT.md` or `index.md` for a command: `None`
 /// when there is no such file, an error naming the file and the fix when it
-/// cannot be read ([`Links::Inside`], at most [`MAX_FILE_BYTES`]).
+/// cannot be read ([`Links::Inside`], at most [`limit`] bytes).
 pub fn text(root: &Path, path: &Path) -> crate::error::Result<Option<String>> {
     use crate::error::Error;
-    match read_text(root, path, Links::Inside, MAX_FILE_BYTES) {
+    match read_text(root, path, Links::Inside, limit(path)) {
         Ok(text) => Ok(Some(text)),
         Err(Some(Refusal::Missing)) => Ok(None),
         Err(Some(why)) => Err(Error::input(format!("{}: {why}", path.display()))

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::files::{self, Links, MAX_FILE_BYTES, Refusal};
+use crate::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
 use crate::frontmatter::Document;
 use crate::memory::Memory;
 use crate::merge::outside;
@@ -147,7 +147,7 @@ impl Gate {
     /// `ROOT.md`'s hand-written text, as far as it may pass.
     pub fn root_md(&self, root: &Root) -> RootMd {
         let path = root.dir.join(ROOT_MD);
-        let text = match files::read_text(&root.dir, &path, Links::Inside, MAX_FILE_BYTES) {
+        let text = match files::read_text(&root.dir, &path, Links::Inside, MAX_GENERATED_BYTES) {
             Ok(text) => text,
             Err(Some(Refusal::Missing)) => return RootMd::Missing,
             Err(_) => return RootMd::HeldBack,
@@ -261,7 +261,7 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         None => Problem::refused(path, &Refusal::Io(std::io::Error::other("not valid UTF-8"))),
     };
     let root_md = project.dir.join(ROOT_MD);
-    match files::read_text(&project.dir, &root_md, Links::Inside, MAX_FILE_BYTES) {
+    match files::read_text(&project.dir, &root_md, Links::Inside, MAX_GENERATED_BYTES) {
         Ok(text) => consider(ROOT_MD.into(), &prose(&text), None),
         Err(why) => review.unreadable.push(unreadable(&root_md, why)),
     }

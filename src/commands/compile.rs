@@ -147,6 +147,16 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         report.diff.push_str(&unified(root, change.path(), before, after));
         match &change {
             Change::Write { path, after, .. } => {
+                // Never write what no command could read back.
+                if after.len() as u64 > crate::files::MAX_GENERATED_BYTES {
+                    return Err(Error::input(format!(
+                        "{}: the generated text would be {} MiB, over the {} MiB a generated file may hold",
+                        target.display(),
+                        after.len() >> 20,
+                        crate::files::MAX_GENERATED_BYTES >> 20
+                    ))
+                    .hint("split the category, or move load_when triggers into fewer memories"));
+                }
                 if !check {
                     write_atomic(&root.dir, &target, after.as_bytes())?;
                 }

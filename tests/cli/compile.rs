@@ -240,3 +240,30 @@ fn an_unchanged_tree_is_recognised_and_every_change_still_seen() {
     fs::write(&stamp, b"garbage").unwrap();
     env.mem(["compile"]).assert().success().stdout(contains("facts/index.md"));
 }
+
+#[test]
+fn a_root_md_grown_past_a_mebibyte_by_its_routing_table_is_read_back() {
+    let env = Env::new();
+    env.mem(["init"]).assert().success();
+    // 10,000 triggers: the routing table alone is over 1 MiB.
+    for i in 0..1000 {
+        let triggers: Vec<String> = (0..10)
+            .map(|k| format!("  - the deployment pipeline step {i} stage {k} of the release train"))
+            .collect();
+        let text =
+            format!("---\nsummary: step {i}\nload_when:\n{}\n---\nbody\n", triggers.join("\n"));
+        env.write(&format!("facts/step-{i}.md"), &text);
+    }
+    env.mem(["compile"]).assert().success();
+    assert!(fs::metadata(env.project().join("ROOT.md")).unwrap().len() > 1 << 20);
+    env.mem(["compile"]).assert().success();
+    env.mem(["compile", "--check"]).assert().success();
+    // Many near-twins and entries are reported; ROOT.md is not.
+    let lint = env.mem(["lint"]).output().unwrap();
+    let said =
+        String::from_utf8_lossy(&lint.stdout).to_string() + &String::from_utf8_lossy(&lint.stderr);
+    assert!(!said.contains("ROOT.md"), "{said}");
+    env.mem(["trust", "--yes"]).assert().success();
+    let context = env.stdout(["context"]);
+    assert!(!context.contains("held back"), "{context}");
+}
