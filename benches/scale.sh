@@ -6,9 +6,13 @@
 #   COUNTS="1000 10000" bash benches/scale.sh
 #
 # Prints medians (hyperfine) and the ratios the scale goals are stated in:
-# recall with the cache warm, recall after editing/adding/deleting 100 files,
-# the first run against the FTS5 index build, compile on an unchanged tree,
-# and recall's peak memory against the size of the Markdown.
+# recall with the cache warm; recall on a tree whose cache was built as the
+# tree was written (inside the 2 s window where an edit could hide) and
+# recall after editing, adding and deleting 100 files each (the first run
+# after either folds what it sees into the cache; the rows time the runs
+# after it), both against the warm figure; the first run against the FTS5
+# index build; compile on an unchanged tree; and recall's peak memory
+# against the size of the Markdown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,13 +52,16 @@ for count in $COUNTS; do
   fi
   tree="$WORK/tree-$count"
   rm -rf "$tree" && cp -r "$dir" "$tree"
-  # Files changed within 2 s of a cache build are re-read until they settle
-  # (an edit in the same clock tick must not be missed): let the copy settle.
+  recall=("$MEM" --project "$tree" recall --no-track -n 10 -- "$WORD")
+  # A cache built at once over files written within 2 s: they are read and
+  # compared until they are old enough, then trusted. The first timed run
+  # (2 s later) does that check; the median is what follows.
+  "${recall[@]}" >/dev/null
   sleep 2
+  hyperfine -N --min-runs 10 --export-json "$WORK/racy.json" \
+    -n "mem recall after a build as the tree was written" "${recall[*]}" >/dev/null
   md_bytes=$(find "$tree/.memory" -name '*.md' -printf '%s\n' | awk '{s+=$1} END {print s}')
   db="$WORK/fts-$count.db"
-
-  recall=("$MEM" --project "$tree" recall --no-track -n 10 -- "$WORD")
   fts_build="rm -f $db && sqlite3 $db \"CREATE VIRTUAL TABLE docs USING fts5(path, body); INSERT INTO docs SELECT name, data FROM fsdir('$tree/.memory') WHERE name LIKE '%.md';\""
   fts_query="sqlite3 $db \"SELECT path FROM docs WHERE docs MATCH '$WORD' ORDER BY rank LIMIT 10\""
 
@@ -99,7 +106,10 @@ for i in range(100):
         h.write(f'---\nsummary: added note {i} on the deploy timeout\n---\nA new memory {i}.\n')
 PY
   sleep 2
-  hyperfine -N --warmup 1 --min-runs 10 --export-json "$WORK/edited.json" \
+  # The first recall reads the 200 changed files and writes them to the
+  # cache's delta; the timed runs are the ones after it.
+  "${recall[@]}" >/dev/null
+  hyperfine -N --min-runs 10 --export-json "$WORK/edited.json" \
     -n "mem recall after edits" "${recall[*]}" -n "rg -F" "rg -F -c $WORD $tree/.memory" >/dev/null
 
   # Every change is seen: the cached answer equals a full rescan's (at one
@@ -121,12 +131,13 @@ PY
   first=$(median_ms "$WORK/first.json" 0); build=$(median_ms "$WORK/build.json" 0)
   compile=$(median_ms "$WORK/compile.json" 0)
   edited=$(median_ms "$WORK/edited.json" 0); rg2=$(median_ms "$WORK/edited.json" 1)
-  rows+=("| $count | $warm | $rg | $(ratio "$warm" "$rg") | $fts | $(ratio "$warm" "$fts") | $edited | $(ratio "$edited" "$rg2") | $first | $build | $(ratio "$first" "$build") | $compile | $(ratio "$compile" "$rg") | $((peak / 1024)) | $((md_bytes / 1048576)) |")
+  racy=$(median_ms "$WORK/racy.json" 0)
+  rows+=("| $count | $warm | $rg | $(ratio "$warm" "$rg") | $fts | $(ratio "$warm" "$fts") | $racy | $(ratio "$racy" "$warm") | $edited | $(ratio "$edited" "$warm") | $(ratio "$edited" "$rg2") | $first | $build | $(ratio "$first" "$build") | $compile | $(ratio "$compile" "$rg") | $((peak / 1024)) | $((md_bytes / 1048576)) |")
 done
 
 echo
 echo "## mem at scale ($(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); medians in ms)"
 echo
-echo "| memories | recall | rg -F | ×rg | FTS5 query | ×FTS5 | recall after 100 edits/adds/deletes | ×rg | first run | FTS5 build | ×build | compile (unchanged) | ×rg | recall peak MiB | Markdown MiB |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| memories | recall | rg -F | ×rg | FTS5 query | ×FTS5 | recall, cache built as written | ×recall | recall after 300 changes | ×recall | ×rg | first run | FTS5 build | ×build | compile (unchanged) | ×rg | recall peak MiB | Markdown MiB |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"

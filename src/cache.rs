@@ -73,11 +73,17 @@ pub fn distrust(roots: &[&Root]) -> bool {
 /// Remove a root's cache (after it turned out damaged).
 pub fn discard(root: &Root) {
     let _ = crate::write::remove_file(&root.dir, &path(root));
+    let _ = crate::write::remove_file(&root.dir, &delta_path(root));
 }
 
 /// The cache file of a root.
 pub fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("index.bin")
+}
+
+/// The cache of the files changed since a root's cache was built.
+fn delta_path(root: &Root) -> PathBuf {
+    root.dir.join(".cache").join("delta.bin")
 }
 
 /// The first part of a cache: what a root's folders held, enough to list it.
@@ -99,6 +105,7 @@ struct Names {
 /// A root's cache, opened: the file list and where each record is, as
 /// fixed-width columns (read as they lie, not parsed).
 struct Cached {
+    path: PathBuf,
     names: Names,
     meta: Meta,
 }
@@ -206,6 +213,18 @@ impl Cached {
             }
         }
         None
+    }
+
+    /// The document holding `f` with its current size and stamp, if any.
+    fn held(&self, f: &FileEntry) -> Option<usize> {
+        self.find(&f.rel.category, &f.rel.slug)
+            .filter(|&d| self.size(d) == f.size && self.mtime(d) == f.stamp())
+    }
+
+    /// [`held`](Self::held), when `f` was also last changed clearly before
+    /// this cache was built (see [`match_listings`](Self::match_listings)).
+    fn current(&self, f: &FileEntry) -> Option<usize> {
+        self.held(f).filter(|_| f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at)
     }
 
     /// Where record `doc` is, relative to the first record, and its length.
@@ -338,11 +357,11 @@ fn walk_order(a: &RelPath, b: &RelPath) -> Ordering {
     a.category.cmp(&b.category).then_with(|| name_order(a.slug.as_bytes(), b.slug.as_bytes()))
 }
 
-/// One root ready for ranking: cached documents first, then the ones read
-/// now (changed or new files), both in walk order.
+/// One root ready for ranking: the documents of its cache files (the base,
+/// then the delta), then the ones read now, each part in walk order.
 pub struct Indexed {
     scope: Scope,
-    cached: Option<Cached>,
+    parts: Vec<Cached>,
     fresh: Vec<Memory>,
     /// Which documents exist now (a changed file's cached entry is dead).
     live: Vec<bool>,
@@ -358,13 +377,24 @@ impl Indexed {
     }
 
     fn cached_len(&self) -> usize {
-        self.cached.as_ref().map_or(0, Cached::len)
+        self.parts.iter().map(Cached::len).sum()
+    }
+
+    /// The cache file holding `doc`, and its number there.
+    fn part(&self, mut doc: usize) -> Option<(&Cached, usize)> {
+        for part in &self.parts {
+            if doc < part.len() {
+                return Some((part, doc));
+            }
+            doc -= part.len();
+        }
+        None
     }
 
     fn key(&self, doc: usize) -> (&str, &str) {
-        match &self.cached {
-            Some(c) if doc < c.len() => (c.category(doc), c.slug(doc)),
-            _ => {
+        match self.part(doc) {
+            Some((c, doc)) => (c.category(doc), c.slug(doc)),
+            None => {
                 let m = &self.fresh[doc - self.cached_len()];
                 (&m.path.category, &m.path.slug)
             }
@@ -379,74 +409,232 @@ impl Indexed {
             let doc = self.cached_len() + i;
             return self.live[doc].then_some(doc);
         }
-        let doc = self.cached.as_ref()?.find(category, slug)?;
-        self.live[doc].then_some(doc)
+        let mut first = 0;
+        for part in &self.parts {
+            if let Some(doc) = part.find(category, slug).map(|d| first + d)
+                && self.live[doc]
+            {
+                return Some(doc);
+            }
+            first += part.len();
+        }
+        None
+    }
+
+    /// Every memory of the cache files and read now, live or dead (bodies
+    /// of cached ones are not read); None when a record is damaged.
+    fn all(&self) -> Option<Vec<Memory>> {
+        let mut out = Vec::with_capacity(self.len());
+        for part in &self.parts {
+            out.extend(part.records(self.scope)?.into_iter().map(|(m, _)| m));
+        }
+        out.extend(self.fresh.iter().cloned());
+        Some(out)
     }
 }
 
 /// Index a root, using and refreshing its cache.
+///
+/// The base cache holds the tree as it was when last built; the delta
+/// (`delta.bin`, same format) holds the files changed since, so a change is
+/// read and indexed once, not on every run. A file the base holds with its
+/// current size and stamp is taken from the base, else one the delta holds
+/// so, else it is read. A file written within [`RACY_NS`] of the build that
+/// holds it is read again and its content compared: the same content keeps
+/// its entry, and once every such file is old enough the cache is marked as
+/// built now, so the next run trusts them without reading.
 pub fn index_root(root: &Root, tokenizer: &Tokenizer) -> Indexed {
-    let listed_at = now_ns();
+    index_at(root, tokenizer, now_ns())
+}
+
+/// [`index_root`] with the tree listed at `listed_at` (nanoseconds).
+fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> Indexed {
     // Listing the files and reading the cache do not depend on each other:
     // the cache is read on one of the listing threads.
     let cache = std::sync::OnceLock::new();
     let (listings, mut problems) = snapshot::list_beside(root, true, &|| {
-        let _ = cache.set(read(root));
+        let _ = cache.set(read(root, &path(root)));
     });
     let cache = cache.into_inner().flatten();
-    let Some((cached, (mut stats, mut tables))) = cache else {
+    let Some((base, (mut stats, mut tables))) = cache else {
         return rebuild(root, &listings, problems, tokenizer, listed_at);
     };
-    let (mut live, changed) = cached.match_listings(&listings);
-    // Past a few percent of changed files, a fresh cache pays for itself.
-    if changed.len() > 64.max(cached.len() / 20) {
-        return rebuild(root, &listings, problems, tokenizer, listed_at);
-    }
-    let fresh = load_files(root.scope, &changed);
-    // Files read again only because they were written in the same moment
-    // as the cache: once old enough and read back as the bytes indexed, the
-    // cache is marked as built now, and the next run trusts them.
-    let racy_only = !changed.is_empty()
-        && fresh.problems.is_empty()
-        && fresh.memories.len() == changed.len()
-        && changed.iter().zip(&fresh.memories).all(|(f, m)| {
-            f.mtime_ns.saturating_add(RACY_NS) < listed_at
-                && cached.find(&f.rel.category, &f.rel.slug).is_some_and(|d| {
-                    cached.size(d) == f.size
-                        && cached.mtime(d) == f.stamp()
-                        && cached
-                            .record(d, root.scope)
-                            .is_some_and(|(c, _)| c.content != 0 && c.content == m.content)
-                })
-        });
-    if racy_only {
-        confirm(root, &cached, listed_at);
-    }
-    problems.extend(fresh.problems);
-    for doc in (0..cached.len()).filter(|&d| live[d] && cached.flags(d) & PROBLEMS != 0) {
-        match cached.record(doc, root.scope) {
-            Some((m, messages)) => {
-                let path = m.path.under(&root.dir);
-                problems.extend(messages.into_iter().map(|msg| Problem::field(path.clone(), msg)));
-            }
-            // A damaged record: the whole cache goes.
-            None => return rebuild(root, &listings, problems, tokenizer, listed_at),
+    let (mut live, changed) = base.match_listings(&listings);
+    let delta = if changed.is_empty() { None } else { read(root, &delta_path(root)) };
+    let mut delta_live = vec![false; delta.as_ref().map_or(0, |(d, _)| d.len())];
+    // Files to read and compare with a cached entry (part 0 is the base,
+    // part 1 the delta), and files to read and index.
+    let mut checks: Vec<(usize, usize, FileEntry)> = Vec::new();
+    let mut moved = Vec::new();
+    for f in &changed {
+        let in_delta = delta.as_ref().and_then(|(d, _)| Some((d.held(f)?, d.current(f))));
+        match (in_delta, base.held(f)) {
+            (Some((doc, Some(_))), _) => delta_live[doc] = true,
+            (Some((doc, None)), _) => checks.push((1, doc, f.clone())),
+            (None, Some(doc)) => checks.push((0, doc, f.clone())),
+            (None, None) => moved.push(f.clone()),
         }
     }
-    let overlay = Segment::build(&fresh.memories, tokenizer);
-    tables.push((stats.len() as u32, overlay.terms));
-    stats.push(overlay.docs);
-    live.extend(std::iter::repeat_n(true, fresh.memories.len()));
-    problems.sort_by(|a, b| a.path.cmp(&b.path));
-    Indexed {
-        scope: root.scope,
-        cached: Some(cached),
-        fresh: fresh.memories,
-        live,
-        stats,
-        tables,
-        problems,
+    // Past a few percent of changed files, a fresh cache pays for itself.
+    let in_delta = checks.iter().filter(|c| c.0 == 1).count();
+    let held_apart = moved.len() + in_delta + delta_live.iter().filter(|l| **l).count();
+    if held_apart > 64.max(base.len() / 20) {
+        return rebuild(root, &listings, problems, tokenizer, listed_at);
     }
+    let parts: Vec<&Cached> =
+        std::iter::once(&base).chain(delta.as_ref().map(|(d, _)| d)).collect();
+    let checked = verify(&parts, root.scope, &checks, listed_at);
+    for &(part, doc, _) in checks.iter().filter(|c| checked.same.contains(&(c.0, c.1))) {
+        if part == 0 { live[doc] = true } else { delta_live[doc] = true }
+    }
+    let read_now = load_files(root.scope, &moved);
+    // Files that do not parse are read and reported on every run; only a
+    // file that reads as a memory the cache lacks is folded into a delta.
+    let changed_now = !read_now.memories.is_empty() || checked.differ.iter().any(|d| d.2);
+    for (k, part) in parts.iter().enumerate() {
+        // The delta is about to be replaced: no point sealing it.
+        if checked.settled(k) && !(changed_now && k == 1) {
+            confirm(root, part, listed_at);
+        }
+    }
+    if changed_now {
+        // Fold every file the base does not hold into a new delta: read
+        // again, indexed once, written for the next runs.
+        let apart: Vec<FileEntry> =
+            changed.into_iter().filter(|f| !base.held(f).is_some_and(|d| live[d])).collect();
+        let fresh = load_files(root.scope, &apart);
+        let counted = std::sync::atomic::AtomicUsize::new(0);
+        let segments = Segment::build_packed(&fresh.memories, tokenizer, &counted);
+        let bytes = encode(root, &apart, &fresh.memories, &fresh.problems, &segments, listed_at);
+        let _ = write_atomic(&root.dir, &delta_path(root), &bytes);
+        problems.extend(fresh.problems);
+        for doc in (0..base.len()).filter(|&d| live[d] && base.flags(d) & PROBLEMS != 0) {
+            match field_problems(root, &base, doc) {
+                Some(found) => problems.extend(found),
+                None => return rebuild(root, &listings, problems, tokenizer, listed_at),
+            }
+        }
+        let (docs, overlay) = Segment::split(segments);
+        let first = stats.len() as u32;
+        tables.extend(overlay.into_iter().map(|(f, t)| (f + first, t)));
+        stats.push(docs);
+        live.extend(std::iter::repeat_n(true, fresh.memories.len()));
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        return Indexed {
+            scope: root.scope,
+            parts: vec![base],
+            fresh: fresh.memories,
+            live,
+            stats,
+            tables,
+            problems,
+        };
+    }
+    // Nothing new; files that failed to parse are reported.
+    problems.extend(checked.problems);
+    problems.extend(read_now.problems);
+    let mut parts = vec![base];
+    if let Some((delta, (delta_stats, delta_tables))) = delta {
+        let first = stats.len() as u32;
+        tables.extend(delta_tables.into_iter().map(|(f, t)| (f + first, t)));
+        stats.append(delta_stats);
+        live.extend(delta_live);
+        parts.push(delta);
+    }
+    let mut first = 0;
+    for part in &parts {
+        for doc in (0..part.len()).filter(|&d| live[first + d] && part.flags(d) & PROBLEMS != 0) {
+            match field_problems(root, part, doc) {
+                Some(found) => problems.extend(found),
+                // A damaged record: the whole cache goes.
+                None => return rebuild(root, &listings, problems, tokenizer, listed_at),
+            }
+        }
+        first += part.len();
+    }
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
+    Indexed { scope: root.scope, parts, fresh: Vec::new(), live, stats, tables, problems }
+}
+
+/// The messages of `doc`'s defaulted fields, from its record; None when the
+/// record is damaged.
+fn field_problems(root: &Root, cached: &Cached, doc: usize) -> Option<Vec<Problem>> {
+    let (m, messages) = cached.record(doc, root.scope)?;
+    let path = m.path.under(&root.dir);
+    Some(messages.into_iter().map(|msg| Problem::field(path.clone(), msg)).collect())
+}
+
+/// What reading the files written close to a cache build found.
+struct Checked {
+    /// The entries whose file holds the content indexed: (part, document).
+    same: std::collections::HashSet<(usize, usize)>,
+    /// Entries whose file changed under the same size and stamp, with
+    /// whether it still parses: (part, document, parses).
+    differ: Vec<(usize, usize, bool)>,
+    /// Parts with a checked file not yet old enough to be trusted.
+    young: Vec<usize>,
+    /// Parts with a checked file.
+    checked: Vec<usize>,
+    problems: Vec<Problem>,
+}
+
+impl Checked {
+    /// True when part `k` had files checked, all held what was indexed and
+    /// all are old enough: the part can be marked as built now.
+    fn settled(&self, k: usize) -> bool {
+        self.checked.contains(&k)
+            && !self.young.contains(&k)
+            && !self.differ.iter().any(|d| d.0 == k)
+    }
+}
+
+/// Read the files of `checks` (part, document, file) and compare each with
+/// the content its entry was indexed from.
+fn verify(
+    parts: &[&Cached],
+    scope: Scope,
+    checks: &[(usize, usize, FileEntry)],
+    at: u64,
+) -> Checked {
+    let files: Vec<FileEntry> = checks.iter().map(|c| c.2.clone()).collect();
+    let read = load_files(scope, &files);
+    let mut by_path: std::collections::HashMap<&RelPath, &Memory> =
+        read.memories.iter().map(|m| (&m.path, m)).collect();
+    let mut out = Checked {
+        same: Default::default(),
+        differ: Vec::new(),
+        young: Vec::new(),
+        checked: Vec::new(),
+        problems: read.problems,
+    };
+    for (part, doc, f) in checks {
+        if !out.checked.contains(part) {
+            out.checked.push(*part);
+        }
+        if f.mtime_ns.saturating_add(RACY_NS) >= at && !out.young.contains(part) {
+            out.young.push(*part);
+        }
+        let now = by_path.remove(&f.rel);
+        let same = now.is_some_and(|m| {
+            parts[*part]
+                .record(*doc, scope)
+                .is_some_and(|(c, _)| c.content != 0 && c.content == m.content)
+        });
+        if same {
+            out.same.insert((*part, *doc));
+        } else {
+            out.differ.push((*part, *doc, now.is_some()));
+        }
+    }
+    // A file that holds what was indexed has its field messages reported
+    // from its record, as every cached file does.
+    let same: std::collections::HashSet<&std::path::Path> = checks
+        .iter()
+        .filter(|c| out.same.contains(&(c.0, c.1)))
+        .map(|c| c.2.path.as_path())
+        .collect();
+    out.problems.retain(|p| !same.contains(p.path.as_path()));
+    out
 }
 
 /// A root's memories as their frontmatter says, through the cache when it
@@ -476,14 +664,30 @@ pub fn scan_root(root: &Root) -> Scan {
 
 fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
     let all = || load_files(root.scope, &entries(listings));
-    let Some(cached) = open(root) else { return all() };
+    let Some(cached) = open(root, &path(root)) else { return all() };
     let Some(records) = cached.records(root.scope) else { return all() };
-    let (live, changed) = cached.match_listings(listings);
+    let (live, mut changed) = cached.match_listings(listings);
     let mut scan = Scan::default();
-    for ((m, messages), _) in records.into_iter().zip(live).filter(|(_, live)| *live) {
-        let path = m.path.under(&root.dir);
-        scan.problems.extend(messages.into_iter().map(|m| Problem::field(path.clone(), m)));
-        scan.memories.push(m);
+    let mut take = |records: Vec<(Memory, Vec<String>)>, live: &[bool]| {
+        for ((m, messages), _) in records.into_iter().zip(live).filter(|(_, live)| **live) {
+            let path = m.path.under(&root.dir);
+            scan.problems.extend(messages.into_iter().map(|m| Problem::field(path.clone(), m)));
+            scan.memories.push(m);
+        }
+    };
+    take(records, &live);
+    // Files changed since the base was built, as the delta has them.
+    let delta = if changed.is_empty() { None } else { open(root, &delta_path(root)) };
+    if let Some((records, delta)) = delta.and_then(|d| Some((d.records(root.scope)?, d))) {
+        let mut live = vec![false; delta.len()];
+        changed.retain(|f| match delta.current(f) {
+            Some(doc) => {
+                live[doc] = true;
+                false
+            }
+            None => true,
+        });
+        take(records, &live);
     }
     let fresh = load_files(root.scope, &changed);
     scan.memories.extend(fresh.memories);
@@ -492,13 +696,13 @@ fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
     scan
 }
 
-/// Mark the cache of `root` (still the one `cached` was read from) as built
-/// at `at`: every file it holds was checked to be as indexed. The whole
-/// file is rewritten with the new time and the names part sealed again.
+/// Mark a cache file of `root` (still the one `cached` was read from) as
+/// built at `at`: every file it holds was checked to be as indexed. The
+/// whole file is rewritten with the new time and the names part sealed again.
 fn confirm(root: &Root, cached: &Cached, at: u64) {
     let limit = cached.names.total;
     let Ok(mut bytes) =
-        crate::files::read(&root.dir, &path(root), crate::files::Links::Never, limit)
+        crate::files::read(&root.dir, &cached.path, crate::files::Links::Never, limit)
     else {
         return;
     };
@@ -514,7 +718,7 @@ fn confirm(root: &Root, cached: &Cached, at: u64) {
     let sum = checksum(&bytes[HEADER..names_end]);
     bytes[32..40].copy_from_slice(&sum.to_le_bytes());
     // A cache that cannot be written only costs the re-reads next time.
-    let _ = write_atomic(&root.dir, &path(root), &bytes);
+    let _ = write_atomic(&root.dir, &cached.path, &bytes);
 }
 
 /// Read every file, index it, and write a new cache.
@@ -536,14 +740,16 @@ fn rebuild(
     let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
     drop(progress);
     let bytes = encode(root, files, &scan.memories, &scan.problems, &segments, listed_at);
-    // A cache that cannot be written only costs time on the next run.
+    // A cache that cannot be written only costs time on the next run; the
+    // delta of the cache it replaces holds nothing the new one lacks.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
+    let _ = crate::write::remove_file(&root.dir, &delta_path(root));
     problems.extend(scan.problems);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     let (stats, tables) = Segment::split(segments);
     Indexed {
         scope: root.scope,
-        cached: None,
+        parts: Vec::new(),
         live: vec![true; scan.memories.len()],
         fresh: scan.memories,
         stats: stats.into(),
@@ -719,12 +925,11 @@ impl Sections<'_> {
 
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
-fn open(root: &Root) -> Option<Cached> {
+fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     if DISTRUSTED.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
-    let (mut file, _) =
-        crate::files::open(&root.dir, &path(root), crate::files::Links::Never).ok()?;
+    let (mut file, _) = crate::files::open(&root.dir, path, crate::files::Links::Never).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
@@ -781,7 +986,7 @@ fn open(root: &Root) -> Option<Cached> {
         slug_offs: HEADER + slug_offs,
         map: Arc::new(map),
     };
-    Some(Cached { names, meta })
+    Some(Cached { path: path.to_path_buf(), names, meta })
 }
 
 /// Every document's statistics and the term tables, each with its first document.
@@ -912,8 +1117,8 @@ fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
 }
 
 /// Open a root's cache for ranking.
-fn read(root: &Root) -> Option<(Cached, Tables)> {
-    let cached = open(root)?;
+fn read(root: &Root, path: &std::path::Path) -> Option<(Cached, Tables)> {
+    let cached = open(root, path)?;
     let tables = read_tables(&cached.names, &cached.meta)?;
     Some((cached, tables))
 }
@@ -1070,23 +1275,15 @@ impl Docs {
     /// damaged.
     pub fn root_memories(&self, scope: Scope) -> Option<Vec<Memory>> {
         let root = self.roots.iter().find(|r| r.scope == scope)?;
-        let mut out = Vec::new();
-        if let Some(cached) = &root.cached {
-            let records = cached.records(scope)?.into_iter().zip(&root.live);
-            out.extend(records.filter(|(_, live)| **live).map(|((m, _), _)| m));
-        }
-        out.extend(root.fresh.iter().cloned());
-        Some(out)
+        let all = root.all()?.into_iter().zip(&root.live);
+        Some(all.filter(|(_, live)| **live).map(|(m, _)| m).collect())
     }
 
     /// Every document's memory, in order; None when a record is damaged.
     pub fn to_vec(&self) -> Option<Vec<Memory>> {
         let mut out = Vec::with_capacity(self.len());
         for root in &self.roots {
-            if let Some(cached) = &root.cached {
-                out.extend(cached.records(root.scope)?.into_iter().map(|(m, _)| m));
-            }
-            out.extend(root.fresh.iter().cloned());
+            out.extend(root.all()?);
         }
         Some(out)
     }
@@ -1106,7 +1303,7 @@ impl Memories for Docs {
         chunk
             .get(doc % CHUNK)?
             .get_or_init(|| {
-                let cached = root.cached.as_ref()?;
+                let (cached, local) = root.part(local)?;
                 let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
                 if record.is_none() {
                     self.damaged.set(true);
@@ -1202,7 +1399,7 @@ mod tests {
     #[test]
     fn a_crafted_record_offset_is_refused_not_allocated() {
         let (_tmp, root) = built();
-        assert_eq!(open(&root).unwrap().records(Scope::Project).unwrap().len(), 3);
+        assert_eq!(open(&root, &path(&root)).unwrap().records(Scope::Project).unwrap().len(), 3);
         let mut bytes = std::fs::read(path(&root)).unwrap();
         let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
         let meta_at = HEADER + word(&bytes, 24) as usize;
@@ -1216,11 +1413,126 @@ mod tests {
             let sum = checksum(&bytes[meta_at..meta_at + meta_len]);
             bytes[48..56].copy_from_slice(&sum.to_le_bytes());
             std::fs::write(path(&root), &bytes).unwrap();
-            let cached = open(&root).expect("the checksums were sealed again");
+            let cached = open(&root, &path(&root)).expect("the checksums were sealed again");
             assert!(cached.records(Scope::Project).is_none());
             assert!(cached.record(2, Scope::Project).is_none());
             // A command's read falls back to the files themselves.
             assert_eq!(scan_root(&root).memories.len(), 3);
         }
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    fn write(root: &Root, rel: &str, text: &str) {
+        std::fs::write(root.dir.join(rel), text).unwrap();
+    }
+
+    /// A root of three memories whose cache was built `after` nanoseconds
+    /// after they were written; returns that build time.
+    fn built_after(after: u64) -> (tempfile::TempDir, Root, u64) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
+        std::fs::create_dir_all(tmp.path().join("facts")).unwrap();
+        for slug in ["a", "b", "c"] {
+            write(
+                &root,
+                &format!("facts/{slug}.md"),
+                &format!("---\nsummary: fact {slug}\n---\nbody {slug}\n"),
+            );
+        }
+        let at = now_ns() + after;
+        let (listings, problems) = crate::scan::list(&root);
+        rebuild(&root, &listings, problems, &Tokenizer::default(), at);
+        (tmp, root, at)
+    }
+
+    fn summary(ix: &Indexed, slug: &str) -> String {
+        let doc = ix.find_live("facts", slug).unwrap();
+        match ix.part(doc) {
+            Some((part, d)) => part.record(d, ix.scope).unwrap().0.summary,
+            None => ix.fresh[doc - ix.cached_len()].summary.clone(),
+        }
+    }
+
+    #[test]
+    fn a_changed_file_is_read_once_then_held_by_the_delta() {
+        let (_tmp, root, at) = built_after(3 * S);
+        write(&root, "facts/b.md", "---\nsummary: fact b, edited\n---\nbody b, longer now\n");
+        write(&root, "facts/d.md", "---\nsummary: fact d\n---\nbody d\n");
+        std::fs::remove_file(root.dir.join("facts/c.md")).unwrap();
+        let tok = Tokenizer::default();
+        let first = index_at(&root, &tok, at + 3 * S);
+        assert_eq!(first.fresh.len(), 2, "the edited and the added file are read");
+        assert!(delta_path(&root).exists());
+        let second = index_at(&root, &tok, at + 4 * S);
+        assert!(second.fresh.is_empty(), "the second run reads no file");
+        assert_eq!(second.parts.len(), 2);
+        assert_eq!(second.live.iter().filter(|l| **l).count(), 3);
+        assert_eq!(summary(&second, "b"), "fact b, edited");
+        assert_eq!(summary(&second, "d"), "fact d");
+        assert!(second.find_live("facts", "c").is_none());
+        // The listing path reads the delta too, and agrees with the files.
+        let listed: Vec<_> = scan_root(&root).memories.into_iter().map(|m| m.summary).collect();
+        assert_eq!(listed, ["fact a", "fact b, edited", "fact d"]);
+        // A later change rewrites the delta, which then holds both.
+        write(&root, "facts/a.md", "---\nsummary: fact a, edited\n---\nbody a\n");
+        assert_eq!(index_at(&root, &tok, at + 5 * S).fresh.len(), 3);
+        let third = index_at(&root, &tok, at + 6 * S);
+        assert!(third.fresh.is_empty());
+        assert_eq!(summary(&third, "a"), "fact a, edited");
+        assert_eq!(summary(&third, "b"), "fact b, edited");
+    }
+
+    #[test]
+    fn files_written_as_the_cache_was_built_are_compared_then_trusted() {
+        let (_tmp, root, _) = built_after(0);
+        write(&root, "facts/c.md", "---\nsummary: fact c\npinned: maybe\n---\nbody c\n");
+        let at = now_ns();
+        let (listings, problems) = crate::scan::list(&root);
+        rebuild(&root, &listings, problems, &Tokenizer::default(), at);
+        let tok = Tokenizer::default();
+        // Within the window: each file is read and compared, none re-indexed.
+        let soon = index_at(&root, &tok, at + S / 2);
+        assert!(soon.fresh.is_empty());
+        let reported = soon.problems.iter().filter(|p| p.path.ends_with("facts/c.md")).count();
+        assert_eq!(reported, 1, "{:?}", soon.problems);
+        assert_eq!(soon.live.iter().filter(|l| **l).count(), 3);
+        assert!(!delta_path(&root).exists());
+        assert_eq!(open(&root, &path(&root)).unwrap().names.built_at, at, "not sealed while young");
+        // Once old enough, the cache is marked as built then.
+        index_at(&root, &tok, at + 3 * S);
+        assert_eq!(open(&root, &path(&root)).unwrap().names.built_at, at + 3 * S);
+        let (cached, _) = read(&root, &path(&root)).unwrap();
+        let (live, changed) = cached.match_listings(&crate::scan::list(&root).0);
+        assert!(changed.is_empty() && live.iter().all(|l| *l));
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_reported_every_run_and_never_cached() {
+        let (_tmp, root, at) = built_after(3 * S);
+        write(&root, "facts/bad.md", "---\nsummary: [unclosed\n---\nbody\n");
+        let tok = Tokenizer::default();
+        for k in 1..3 {
+            let ix = index_at(&root, &tok, at + k * 3 * S);
+            assert!(ix.problems.iter().any(|p| p.path.ends_with("facts/bad.md")), "run {k}");
+            assert!(!delta_path(&root).exists(), "run {k}: nothing new to hold");
+        }
+    }
+
+    #[test]
+    fn a_damaged_delta_is_passed_over_and_written_again() {
+        let (_tmp, root, at) = built_after(3 * S);
+        write(&root, "facts/b.md", "---\nsummary: fact b, edited\n---\nbody b\n");
+        let tok = Tokenizer::default();
+        index_at(&root, &tok, at + 3 * S);
+        let mut bytes = std::fs::read(delta_path(&root)).unwrap();
+        let last = bytes.len() - 1;
+        bytes[HEADER + 1] ^= 0xff;
+        bytes[last] ^= 0xff;
+        std::fs::write(delta_path(&root), &bytes).unwrap();
+        let ix = index_at(&root, &tok, at + 4 * S);
+        assert_eq!(ix.fresh.len(), 1);
+        assert_eq!(summary(&ix, "b"), "fact b, edited");
+        assert!(index_at(&root, &tok, at + 5 * S).fresh.is_empty(), "written again");
     }
 }
