@@ -188,7 +188,7 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
     let now_ms = std::env::var("MEM_NOW")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| mem::time::epoch_ms(std::time::SystemTime::now()));
+        .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
     Box::new(move |q: &Query| {
         let filter = |_, m: &mem::memory::Memory| {
             !m.is_superseded()

@@ -21,14 +21,15 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::base::codec::{
+    checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
+};
+use crate::base::progress::Progress;
+use crate::base::time::now_ns;
 use crate::mapped::Mapped;
 use crate::memory::Memory;
-use crate::progress::Progress;
 use crate::rank::corpus::{Boosts, Corpus, DocStats, FIELDS, Segment, Stats, StatsColumns, Terms};
-use crate::rank::packed::{
-    Bytes, Held, Packed, checksum, get_string, put_bytes, read_at, read_varint, u32_at, u64_at,
-    varint,
-};
+use crate::rank::packed::{Bytes, Held, Packed};
 use crate::rank::score::Memories;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
@@ -39,7 +40,7 @@ use crate::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-const FORMAT: u64 = 14;
+const FORMAT: u64 = 15;
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.
@@ -48,13 +49,6 @@ pub const RACY_NS: u64 = 2_000_000_000;
 /// Header: magic, version tag, total length, then the length and checksum
 /// of the names part and of the meta part.
 const HEADER: usize = 56;
-
-/// Nanoseconds since the epoch, as file modification times are kept.
-pub fn now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
 
 /// Set once a cache turned out damaged: for the rest of the process no
 /// cache is read, so what follows is built from the files in memory.
@@ -290,7 +284,6 @@ impl Cached {
     /// clock tick as that listing could have changed unseen (git's "racy"
     /// case), so it is read again.
     fn match_listings(&self, listings: &[Listing]) -> (Vec<bool>, Vec<FileEntry>) {
-        let mut live = vec![false; self.len()];
         // Two halves, split between categories, matched side by side.
         let total: usize = listings.iter().map(|l| l.files.len()).sum();
         let mut half = 0;
@@ -304,19 +297,26 @@ impl Cached {
             let c = self.names.categories.partition_point(|c| c.0 < l.category);
             self.names.categories.get(c).map_or(self.len(), |c| c.1)
         });
-        let (live_first, live_second) = live.split_at_mut(cut.min(self.len()));
-        let changed = std::thread::scope(|s| {
-            let second = s.spawn(|| self.match_part(second, live_second, cut));
-            let mut changed = self.match_part(first, live_first, 0);
-            changed.extend(second.join().unwrap_or_default());
-            changed
-        });
+        let cut = cut.min(self.len());
+        let halves = [(first, 0..cut), (second, cut..self.len())];
+        let matched = crate::base::parallel::run(2, |k| self.match_part(halves[k].0, &halves[k].1));
+        let (mut live, mut changed) = (Vec::with_capacity(self.len()), Vec::new());
+        for (l, c) in matched {
+            live.extend(l);
+            changed.extend(c);
+        }
         (live, changed)
     }
 
     /// [`match_listings`](Self::match_listings) for `listings`, whose
-    /// cached documents start at `first`: marks `live` (from `first`).
-    fn match_part(&self, listings: &[Listing], live: &mut [bool], first: usize) -> Vec<FileEntry> {
+    /// cached documents are `docs`: which of those are live, and the files
+    /// to read.
+    fn match_part(
+        &self,
+        listings: &[Listing],
+        docs: &std::ops::Range<usize>,
+    ) -> (Vec<bool>, Vec<FileEntry>) {
+        let mut live = vec![false; docs.len()];
         let mut changed = Vec::new();
         for listing in listings {
             let run = self.run(&listing.category);
@@ -334,7 +334,7 @@ impl Cached {
                     && self.mtime(d) == f.stamp()
                     && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
                     && self.names.slug_bytes(d) == slug;
-                match live.get_mut(d.wrapping_sub(first)) {
+                match live.get_mut(d.wrapping_sub(docs.start)) {
                     Some(slot) if current => {
                         *slot = true;
                         d += 1;
@@ -343,7 +343,7 @@ impl Cached {
                 }
             }
         }
-        changed
+        (live, changed)
     }
 }
 

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::base::time::Lang;
 use crate::memory::Memory;
 use crate::regions;
-use crate::time::Lang;
 
 const STRINGS_EN: &str = include_str!("../templates/strings.en");
 const STRINGS_ZH: &str = include_str!("../templates/strings.zh");

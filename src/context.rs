@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::time::{Lang, epoch_ms};
 use crate::relpath::RelPath;
 use crate::roots::{self, Root, Roots, Scope};
-use crate::time::{Lang, epoch_ms};
 
 /// Which roots a command sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

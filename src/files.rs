@@ -79,7 +79,7 @@ impl fmt::Display for Refusal {
             Refusal::Outside { target: Some(t) } => write!(
                 f,
                 "symlink to {} leads outside the memory root; it is not read",
-                crate::output::one_line(&t.display().to_string())
+                crate::base::text::one_line(&t.display().to_string())
             ),
             Refusal::Outside { target: None } => {
                 f.write_str("symlink whose target does not exist; it is not read")
@@ -176,8 +176,8 @@ pub fn read_text(
 /// The text of a memory, `ROOT.md` or `index.md` for a command: `None`
 /// when there is no such file, an error naming the file and the fix when it
 /// cannot be read ([`Links::Inside`], at most [`limit`] bytes).
-pub fn text(root: &Path, path: &Path) -> crate::error::Result<Option<String>> {
-    use crate::error::Error;
+pub fn text(root: &Path, path: &Path) -> crate::base::error::Result<Option<String>> {
+    use crate::base::error::Error;
     match read_text(root, path, Links::Inside, limit(path)) {
         Ok(text) => Ok(Some(text)),
         Err(Some(Refusal::Missing)) => Ok(None),

@@ -27,12 +27,12 @@
 //! 5. [`output`] prints the report for a person (control characters
 //!    escaped) or as `--json`.
 
+pub mod base;
 pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod compile;
 pub mod context;
-pub mod error;
 pub mod files;
 pub mod frontmatter;
 pub mod glob;
@@ -41,7 +41,6 @@ pub mod mapped;
 pub mod memory;
 pub mod merge;
 pub mod output;
-pub mod progress;
 pub mod rank;
 pub mod regions;
 pub mod relpath;
@@ -51,6 +50,5 @@ pub mod session;
 pub mod snapshot;
 pub mod stamp;
 pub mod state;
-pub mod time;
 pub mod trust;
 pub mod write;

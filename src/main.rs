@@ -12,7 +12,7 @@ fn main() -> ExitCode {
     match mem::commands::run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
-            eprintln!("mem: {}", mem::output::terminal_safe(&err.to_string(), false));
+            eprintln!("mem: {}", mem::base::text::terminal_safe(&err.to_string(), false));
             ExitCode::from(err.exit_code() as u8)
         }
     }

@@ -59,7 +59,7 @@ impl Mapped {
             return Ok(Mapped { inner: Inner::Map(map) });
         }
         let mut bytes = vec![0; len];
-        crate::rank::packed::read_at(file, &mut bytes, 0)?;
+        crate::base::codec::read_at(file, &mut bytes, 0)?;
         Ok(Mapped { inner: Inner::Read(bytes) })
     }
 }

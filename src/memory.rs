@@ -8,10 +8,10 @@ use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde::Serialize;
 use yaml_serde::Value;
 
+use crate::base::time::parse_iso;
 use crate::frontmatter::Document;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
-use crate::time::parse_iso;
 
 /// Longest derived summary, in characters.
 pub const SUMMARY_MAX: usize = 140;

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// A validated `<category>/<slug>` pair.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

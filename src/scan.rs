@@ -11,19 +11,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::base::parallel;
+use crate::base::time::epoch_ms;
 use crate::files::{self, Links, Refusal};
 use crate::frontmatter::Document;
 use crate::memory::Memory;
 use crate::relpath::{RelPath, check_category, check_slug};
 use crate::roots::{Root, Scope};
-use crate::time::epoch_ms;
-
-/// Worker threads for parallel work: the cores available, at most 8. Asked
-/// once per process (the answer reads cgroup files on Linux).
-pub fn threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
-}
 
 /// Files larger than this are reported and skipped.
 pub use crate::files::MAX_FILE_BYTES;
@@ -61,11 +55,11 @@ impl Problem {
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::output::one_line(&self.path.display().to_string()))?;
+        write!(f, "{}", crate::base::text::one_line(&self.path.display().to_string()))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
-        write!(f, ": {}", crate::output::one_line(&self.message))?;
+        write!(f, ": {}", crate::base::text::one_line(&self.message))?;
         if self.skipped {
             f.write_str(" (skipped)")?;
         }
@@ -149,7 +143,7 @@ impl FileEntry {
 
 /// [`FileEntry::stamp`] of three numbers.
 pub fn stamp(mtime_ns: u64, ctime_ns: u64, ino: u64) -> u64 {
-    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(27);
+    use crate::base::codec::mix;
     mix(mix(mix(0x243f_6a88_85a3_08d3, mtime_ns), ctime_ns), ino)
 }
 
@@ -301,32 +295,23 @@ pub fn list_with<'k>(
         }
     }
     // Folders differ in size: each thread takes the next one as it is free.
-    let threads = threads();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let parts: Vec<Vec<(usize, Listing, Vec<Problem>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.min(categories.len() + 1))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(i) = i.checked_sub(1) else {
-                            side();
-                            continue;
-                        };
-                        let Some((category, dir)) = categories.get(i) else { break };
-                        let mut problems = Vec::new();
-                        let listing = known_category(category, dir, known).unwrap_or_else(|| {
-                            list_category(&root.dir, category, dir, &mut problems)
-                        });
-                        problems.sort_by(|a, b| a.path.cmp(&b.path));
-                        out.push((i, listing, problems));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+    let parts = parallel::run(parallel::threads().min(categories.len() + 1), |_| {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(i) = i.checked_sub(1) else {
+                side();
+                continue;
+            };
+            let Some((category, dir)) = categories.get(i) else { break };
+            let mut problems = Vec::new();
+            let listing = known_category(category, dir, known)
+                .unwrap_or_else(|| list_category(&root.dir, category, dir, &mut problems));
+            problems.sort_by(|a, b| a.path.cmp(&b.path));
+            out.push((i, listing, problems));
+        }
+        out
     });
     let mut parts: Vec<(usize, Listing, Vec<Problem>)> = parts.into_iter().flatten().collect();
     parts.sort_by_key(|p| p.0);
@@ -340,8 +325,7 @@ pub fn list_with<'k>(
 
 /// Nanoseconds since the epoch of a modification time (0 before it).
 fn mtime_ns(meta: &fs::Metadata) -> u64 {
-    meta.modified()
-        .map_or(0, |t| t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64))
+    meta.modified().map_or(0, crate::base::time::epoch_ns)
 }
 
 /// Status change time (nanoseconds) and inode of a file (0 where unknown).
@@ -532,24 +516,14 @@ pub fn load_files_counted(
     files: &[FileEntry],
     done: &std::sync::atomic::AtomicUsize,
 ) -> Scan {
-    let threads = threads();
-    let chunk = files.len().div_ceil(threads).max(256);
-    let parts: Vec<Scan> = std::thread::scope(|s| {
-        let workers: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut scan = Scan::default();
-                    let mut folders = files::Folders::default();
-                    for f in part {
-                        read_memory(&mut folders, scope, f.rel.clone(), &f.path, &mut scan);
-                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    scan
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+    let parts = parallel::chunks(files, 256, |part| {
+        let mut scan = Scan::default();
+        let mut folders = files::Folders::default();
+        for f in part {
+            read_memory(&mut folders, scope, f.rel.clone(), &f.path, &mut scan);
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        scan
     });
     let mut scan = Scan::default();
     for part in parts {
@@ -609,7 +583,7 @@ fn load_in(
     })?;
     let mtime = meta.modified().map(epoch_ms).unwrap_or(0);
     let (mut memory, fields) = Memory::from_document(rel, scope, &doc, mtime);
-    memory.content = crate::rank::packed::checksum(text.as_bytes());
+    memory.content = crate::base::codec::checksum(text.as_bytes());
     Ok((memory, fields))
 }
 

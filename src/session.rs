@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::files::{self, Links};
 use crate::roots::{Root, Scope};
 use crate::write::{lock_file, write_atomic};
@@ -182,7 +182,7 @@ fn write_record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i6
     record.shown.drain(..over);
     record.at = now_ms;
     let json =
-        serde_json::to_vec(&record).map_err(|e| crate::error::Error::input(e.to_string()))?;
+        serde_json::to_vec(&record).map_err(|e| crate::base::error::Error::input(e.to_string()))?;
     write_atomic(&root.dir, &target, &json)?;
     prune(root, &target, now_ms);
     Ok(())
@@ -196,7 +196,7 @@ fn prune(root: &Root, keep: &Path, now_ms: i64) {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| {
-            let at = e.metadata().and_then(|m| m.modified()).map(crate::time::epoch_ms);
+            let at = e.metadata().and_then(|m| m.modified()).map(crate::base::time::epoch_ms);
             (at.unwrap_or(0), e.path())
         })
         .collect();

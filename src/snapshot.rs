@@ -14,10 +14,11 @@
 
 use std::path::PathBuf;
 
-use crate::cache::{RACY_NS, now_ns};
+use crate::base::codec::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
+use crate::base::time::now_ns;
+use crate::cache::RACY_NS;
 use crate::files::{self, Links};
 use crate::mapped::Mapped;
-use crate::rank::packed::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::roots::Root;
 use crate::scan::{Known, Listing, Problem, list_with};
 use crate::write::write_atomic;

@@ -11,8 +11,9 @@
 use std::fs;
 use std::path::PathBuf;
 
-use crate::cache::{RACY_NS, now_ns};
-use crate::rank::packed::{checksum, put_bytes, read_varint, seal, unseal, varint};
+use crate::base::codec::{checksum, put_bytes, read_varint, seal, unseal, varint};
+use crate::base::time::now_ns;
+use crate::cache::RACY_NS;
 use crate::roots::Root;
 use crate::scan::Listing;
 use crate::write::write_atomic;
@@ -49,8 +50,7 @@ fn generated(root: &Root, listings: &[Listing]) -> Result<Vec<Option<(u64, u64)>
         .map(|p| match fs::metadata(&p) {
             Ok(meta) => {
                 let mtime = meta.modified().map_err(|_| ())?;
-                let ns = mtime.duration_since(std::time::UNIX_EPOCH).map_err(|_| ())?.as_nanos();
-                Ok(Some((meta.len(), ns as u64)))
+                Ok(Some((meta.len(), crate::base::time::epoch_ns(mtime))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(_) => Err(()),

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
 use crate::frontmatter::Document;
 use crate::memory::Memory;
@@ -139,7 +139,7 @@ impl Gate {
         let doc = Document::parse(&text).ok()?;
         let mtime = std::fs::metadata(&path)
             .and_then(|m| m.modified())
-            .map(crate::time::epoch_ms)
+            .map(crate::base::time::epoch_ms)
             .unwrap_or(0);
         Some(Memory::from_document(rel.clone(), root.scope, &doc, mtime).0)
     }

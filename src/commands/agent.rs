@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::base::error::Error;
 use crate::context::Context;
-use crate::error::Error;
 use crate::roots::{Root, Scope};
 use crate::trust::Gate;
 

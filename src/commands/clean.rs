@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::Result;
 use crate::commands::compile::refresh;
 use crate::context::Context;
-use crate::error::Result;
 use crate::output::Style;
 use crate::roots::Scope;
 use crate::scan::scan_root;
 use crate::state;
 use crate::write::trash;
 
-const DAY_MS: i64 = 86_400_000;
+use crate::base::time::DAY_MS;
 
 /// List (or, with --yes, trash) stale, unused memories.
 #[derive(Debug, clap::Args)]

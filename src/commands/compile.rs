@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 use similar::TextDiff;
 
+use crate::base::error::{Error, Result};
 use crate::cache;
 use crate::compile::{Change, Note, Sources, plan};
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
@@ -121,7 +121,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         notes: Vec::new(),
         diff: String::new(),
     };
-    let listed_at = cache::now_ns();
+    let listed_at = crate::base::time::now_ns();
     // `--check` writes nothing, not even what it learnt of the folders.
     let (listings, _) = crate::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.

@@ -5,9 +5,9 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::cli::Cli;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::output::Style;
 
 /// Print a shell completion script.

@@ -8,9 +8,9 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::relpath::RelPath;
@@ -142,7 +142,7 @@ fn ask(question: &str) -> bool {
     if !std::io::stdin().is_terminal() {
         return false;
     }
-    eprint!("{}", crate::output::terminal_safe(question, false));
+    eprint!("{}", crate::base::text::terminal_safe(question, false));
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::relpath::RelPath;

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
+use crate::base::time::{Lang, relative_age};
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
-use crate::time::{Lang, relative_age};
 use crate::write::history_dir;
 
 /// List the saved versions of a memory (written by `mem remember` before each update).

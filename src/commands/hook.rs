@@ -8,8 +8,8 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::write::write_atomic;
 

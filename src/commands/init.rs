@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::context::{Context, Selection};
-use crate::error::{Error, Result};
 use crate::output::Style;
 use crate::roots::Scope;
 use crate::write::write_atomic;

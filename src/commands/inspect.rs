@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
+use crate::base::text::flat;
 use crate::commands::history::{Version, versions};
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::guard::secrets;
 use crate::memory::Memory;
-use crate::output::{Style, flat};
+use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
 use crate::scan::{Problem, Tree, walk};

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::Result;
 use crate::commands::compile::stale;
 use crate::commands::remember::DEFAULT_BUDGET;
 use crate::commands::stats::max_entries;
 use crate::context::Context;
-use crate::error::Result;
 use crate::frontmatter::Document;
 use crate::guard::{Bigrams, bigrams, near_pairs, secrets};
 use crate::memory::Memory;

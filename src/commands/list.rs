@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
+use crate::base::error::Result;
+use crate::base::text::flat;
 use crate::context::Context;
-use crate::error::Result;
 use crate::memory::Memory;
-use crate::output::{Style, flat};
+use crate::output::Style;
 use crate::scan::Problem;
 
 /// List memories.

@@ -17,7 +17,7 @@ use tracing_subscriber::filter::LevelFilter;
 use crate::commands::{agent, forget, inspect, recall, remember};
 use crate::context::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
-use crate::error::{self, Error};
+use crate::base::error::{self, Error};
 use crate::output::Report;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::merge::{merge_regions, outside};
 use crate::output::Style;
 

@@ -23,9 +23,9 @@ pub mod remember;
 pub mod stats;
 pub mod trust;
 
+use crate::base::error::Result;
 use crate::cli::{Cli, Command};
 use crate::context::Context;
-use crate::error::Result;
 use crate::output::emit;
 
 /// Run a parsed command line; returns the exit code.
@@ -40,7 +40,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         // Output that could not be written: said on stderr already.
         Ok(2) if hook => Ok(1),
         Err(err) if hook => {
-            let text = crate::output::terminal_safe(&err.to_string(), false).into_owned();
+            let text = crate::base::text::terminal_safe(&err.to_string(), false).into_owned();
             eprintln!(
                 "mem: {text}\nmem: no memory for this prompt; the session goes on without it"
             );
@@ -53,7 +53,7 @@ pub fn run(cli: Cli) -> Result<i32> {
 fn run_command(cli: Cli) -> Result<i32> {
     let ctx = Context::resolve(&cli.global.options())?;
     for note in &ctx.roots.notes {
-        eprintln!("warning: {}", crate::output::terminal_safe(note, false));
+        eprintln!("warning: {}", crate::base::text::terminal_safe(note, false));
     }
     Ok(match &cli.command {
         Command::Init(args) => emit(&ctx, &init::run(&ctx, args)?),

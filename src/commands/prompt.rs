@@ -4,12 +4,13 @@
 
 use serde::Serialize;
 
+use crate::base::error::{Error, Result};
+use crate::base::text::md_line;
+use crate::base::time::parse_iso;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::memory::truncate;
-use crate::output::{Style, md_line};
+use crate::output::Style;
 use crate::roots::Scope;
-use crate::time::parse_iso;
 use crate::trust::Gate;
 
 const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");

@@ -10,18 +10,19 @@ use std::path::PathBuf;
 use serde::Serialize;
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::base::error::Result;
+use crate::base::text::flat;
+use crate::base::time::relative_age;
 use crate::cache::{self, index_all};
 use crate::context::Context;
-use crate::error::Result;
 use crate::memory::Memory;
-use crate::output::{Style, flat};
+use crate::output::Style;
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
 use crate::rank::score::{Memories, Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
 use crate::roots::Scope;
 use crate::state;
-use crate::time::relative_age;
 
 const EXAMPLES: &str = "\
 Examples:

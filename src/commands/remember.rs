@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 use yaml_serde::Value;
 
+use crate::base::error::{Error, Result};
 use crate::cache::{self, Library};
 use crate::commands::compile::refresh;
 use crate::context::Context;
-use crate::error::{Error, Result};
 use crate::frontmatter::Document;
 use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality, secrets};
 use crate::memory::{Memory, date_ms, truncate};
@@ -425,8 +425,10 @@ fn draft_update(
 
 /// The `updated` time of a version, falling back to the file's mtime.
 fn previous_updated(doc: &Document, file: &std::path::Path) -> i64 {
-    let mtime =
-        std::fs::metadata(file).and_then(|m| m.modified()).map(crate::time::epoch_ms).unwrap_or(0);
+    let mtime = std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .map(crate::base::time::epoch_ms)
+        .unwrap_or(0);
     doc.meta.get("updated").and_then(date_ms).unwrap_or(mtime)
 }
 
@@ -541,7 +543,7 @@ impl crate::output::Report for Report {
                 out.push_str(&format!(
                     "   {mark} {}  {}\n",
                     style.path(file),
-                    truncate(&crate::output::flat(summary), 70)
+                    truncate(&crate::base::text::flat(summary), 70)
                 ));
             }
             if self.manifest_more > 0 {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::Result;
 use crate::commands::remember::DEFAULT_BUDGET;
 use crate::context::Context;
-use crate::error::Result;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::tokenize::is_cjk;

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::Result;
+use crate::base::text::{one_line, terminal_safe};
 use crate::context::Context;
-use crate::error::Result;
-use crate::output::{Style, one_line, terminal_safe};
+use crate::output::Style;
 use crate::scan::Problem;
 use crate::trust::{self, Reviewed};
 

@@ -5,6 +5,7 @@
 pub mod quality;
 pub mod secrets;
 
+use crate::base::parallel;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -176,13 +177,9 @@ pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
         }
         pairs
     };
-    let threads = crate::scan::threads().min(by_size.len().div_ceil(256)).max(1);
-    let mut pairs: Vec<(usize, usize, f64)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (1..threads).map(|_| s.spawn(probe)).collect();
-        let mut pairs = probe();
-        workers.into_iter().for_each(|w| pairs.extend(w.join().unwrap_or_default()));
-        pairs
-    });
+    let threads = parallel::threads().min(by_size.len().div_ceil(256)).max(1);
+    let mut pairs: Vec<(usize, usize, f64)> =
+        parallel::run(threads, |_| probe()).into_iter().flatten().collect();
     pairs.sort_by_key(|p| (p.0, p.1));
     pairs
 }
@@ -197,7 +194,7 @@ impl Hasher for Spread {
     }
 
     fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
+        self.0 = crate::base::codec::mix(self.0, v);
     }
 
     fn finish(&self) -> u64 {
@@ -214,7 +211,7 @@ impl Bitmap {
     fn of(values: &[u64]) -> Bitmap {
         let mut bits = [0u64; 16];
         for v in values {
-            let h = (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize;
+            let h = (crate::base::codec::mix(0, *v) >> 54) as usize;
             bits[h / 64] |= 1 << (h % 64);
         }
         Bitmap(bits)

@@ -2,6 +2,7 @@
 //! postings with per-field counts, and field lengths. Scoring a query then
 //! touches only the postings of its own terms.
 
+use crate::base::parallel;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -253,13 +254,12 @@ impl Boosts {
     }
 }
 
-/// One bit per token (FNV-1a of its bytes, modulo 64), ORed: a superset
+/// One bit per token (a hash of its bytes, modulo 64), ORed: a superset
 /// test on masks is a cheap necessary condition for a subset of tokens.
 pub fn token_mask<'t>(tokens: impl IntoIterator<Item = &'t str>) -> u64 {
+    use crate::base::codec::mix;
     tokens.into_iter().fold(0, |mask, tok| {
-        let h = tok.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
+        let h = mix(tok.bytes().fold(tok.len() as u64, |h, b| mix(h, u64::from(b))), 0);
         mask | 1 << (h % 64)
     })
 }
@@ -417,51 +417,37 @@ impl Segment {
         done: &std::sync::atomic::AtomicUsize,
     ) -> Vec<Segment> {
         const MAX_CHUNK: usize = 8192;
-        let threads = crate::scan::threads();
+        let threads = parallel::threads();
         // Whole chunks per thread, of equal size, at most MAX_CHUNK memories each.
         let chunk_count = memories.len().div_ceil(MAX_CHUNK).div_ceil(threads).max(1) * threads;
         let chunk = memories.len().div_ceil(chunk_count).max(1);
         let chunks: Vec<&[Memory]> = memories.chunks(chunk).collect();
         let per_thread = chunks.len().div_ceil(threads).max(1);
-        std::thread::scope(|s| {
-            let workers: Vec<_> = chunks
-                .chunks(per_thread)
-                .map(|group| {
-                    s.spawn(move || {
-                        group
-                            .iter()
-                            .map(|part| {
-                                let built = Segment::build(part, tokenizer);
-                                let Terms::Built(table) = &built.terms else {
-                                    unreachable!("just built")
-                                };
-                                let packed = Packed::from_bytes(Packed::pack(table))
-                                    .expect("a fresh table reads back");
-                                done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
-                                Segment { terms: Terms::Packed(packed), docs: built.docs }
-                            })
-                            .collect::<Vec<_>>()
-                    })
+        let groups: Vec<&[&[Memory]]> = chunks.chunks(per_thread).collect();
+        let built = parallel::run(groups.len(), |k| {
+            groups[k]
+                .iter()
+                .map(|part| {
+                    let built = Segment::build(part, tokenizer);
+                    let Terms::Built(table) = &built.terms else { unreachable!("just built") };
+                    let packed =
+                        Packed::from_bytes(Packed::pack(table)).expect("a fresh table reads back");
+                    done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
+                    Segment { terms: Terms::Packed(packed), docs: built.docs }
                 })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().expect("indexing thread")).collect()
-        })
+                .collect::<Vec<_>>()
+        });
+        built.into_iter().flatten().collect()
     }
 
     /// Build on every core: one segment per chunk of `memories`.
     pub fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
-        let threads = crate::scan::threads();
+        let threads = parallel::threads();
         let chunk = memories.len().div_ceil(threads).max(512);
         if memories.len() <= chunk {
             return vec![Segment::build(memories, tokenizer)];
         }
-        std::thread::scope(|s| {
-            let workers: Vec<_> = memories
-                .chunks(chunk)
-                .map(|part| s.spawn(move || Segment::build(part, tokenizer)))
-                .collect();
-            workers.into_iter().map(|w| w.join().expect("indexing thread")).collect()
-        })
+        parallel::chunks(memories, chunk, |part| Segment::build(part, tokenizer))
     }
 
     /// Segments as one run of document statistics and their term tables,

@@ -12,7 +12,7 @@ use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
 
-const DAY_MS: f64 = 86_400_000.0;
+const DAY_MS: f64 = crate::base::time::DAY_MS as f64;
 
 /// The scorer's constants.
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// A folder under a root, open, and the path it was opened as.
 pub struct Dir {
@@ -24,7 +24,7 @@ pub struct Dir {
 fn link_error(at: &Path) -> Error {
     Error::input(format!(
         "{} is a symlink; mem does not write through links",
-        crate::output::one_line(&at.display().to_string())
+        crate::base::text::one_line(&at.display().to_string())
     ))
     .hint("replace the link with a real folder or file inside the root")
 }
@@ -164,7 +164,7 @@ impl Dir {
         if self.no_link(name)?.is_none() {
             return Err(Error::not_found(format!(
                 "{}: no such file",
-                crate::output::one_line(&self.at(name).display().to_string())
+                crate::base::text::one_line(&self.at(name).display().to_string())
             )));
         }
         if to.stat(to_name)?.is_some() {

@@ -13,7 +13,7 @@ mod at;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::files::{self, Links, MAX_FILE_BYTES};
 use crate::relpath::RelPath;
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::session::Source;
 
 /// The most read from standard input: a prompt with a pasted log, not more.

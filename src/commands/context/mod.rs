@@ -19,9 +19,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::base::error::Result;
+use crate::base::time::{Lang, relative_age};
 use crate::cache::{Library, index_all_read};
 use crate::context::Context;
-use crate::error::Result;
 use crate::glob;
 use crate::guard::estimate_tokens;
 use crate::memory::Memory;
@@ -30,10 +31,9 @@ use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
 use crate::session;
 use crate::state::{self, Hits};
-use crate::time::{Lang, relative_age};
 use crate::trust::{Gate, RootMd};
 
-const DAY_MS: i64 = 86_400_000;
+use crate::base::time::DAY_MS;
 /// The budget at session start.
 pub const SESSION_BUDGET: usize = 2000;
 /// The budget per prompt (`--query -`): matches only, a few of them.
@@ -584,7 +584,7 @@ impl Report {
             }
             serde_json::to_string_pretty(self).unwrap_or_default()
         } else {
-            crate::output::terminal_safe(&self.render(), false).into_owned()
+            crate::base::text::terminal_safe(&self.render(), false).into_owned()
         }
     }
 
@@ -656,7 +656,7 @@ impl Report {
                 e.path,
                 e.age,
                 self.words().verify,
-                e.body.as_deref().map_or(String::new(), crate::output::md_fence)
+                e.body.as_deref().map_or(String::new(), crate::base::text::md_fence)
             )
         };
         estimate_tokens(&text) + if self.format == Format::Xml { 24 } else { 2 }

@@ -3,9 +3,9 @@
 //! ([`md_fence`]); XML is escaped.
 
 use super::{Format, Report, Section};
-use crate::output::{md_fence, md_line};
+use crate::base::text::{md_fence, md_line};
+use crate::base::time::Lang;
 use crate::roots::Scope;
-use crate::time::Lang;
 
 /// Words of the block, per language.
 pub(super) struct Words {

@@ -6,11 +6,23 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const DAY_MS: i64 = 86_400_000;
+/// Milliseconds in a day.
+pub const DAY_MS: i64 = 86_400_000;
 
 /// Milliseconds since the Unix epoch for a `SystemTime` (0 before 1970).
 pub fn epoch_ms(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// Nanoseconds since the Unix epoch for a `SystemTime` (0 before 1970), as
+/// file times are compared.
+pub fn epoch_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> u64 {
+    epoch_ns(SystemTime::now())
 }
 
 /// Days since 1970-01-01 for a proleptic Gregorian date.
@@ -30,9 +42,9 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// `2026-03-01T10:20:30+08:00`. A date-time without offset is read as UTC.
 ///
 /// ```
-/// assert_eq!(mem::time::parse_iso("1970-01-02"), Some(86_400_000));
-/// assert_eq!(mem::time::parse_iso("1970-01-01T01:00:00+01:00"), Some(0));
-/// assert_eq!(mem::time::parse_iso("yesterday"), None);
+/// assert_eq!(mem::base::time::parse_iso("1970-01-02"), Some(86_400_000));
+/// assert_eq!(mem::base::time::parse_iso("1970-01-01T01:00:00+01:00"), Some(0));
+/// assert_eq!(mem::base::time::parse_iso("yesterday"), None);
 /// ```
 pub fn parse_iso(s: &str) -> Option<i64> {
     let s = s.trim();
@@ -99,7 +111,7 @@ pub enum Lang {
 /// "just now", "5 minutes ago", "3 days ago", "2 months ago" — or the Chinese.
 ///
 /// ```
-/// use mem::time::{relative_age, Lang};
+/// use mem::base::time::{relative_age, Lang};
 /// assert_eq!(relative_age(0, 3 * 86_400_000, Lang::En), "3 days ago");
 /// assert_eq!(relative_age(0, 3 * 86_400_000, Lang::Zh), "3 天前");
 /// ```

@@ -43,7 +43,7 @@ impl Error {
 
     /// An I/O failure on `path`.
     pub fn io(path: &Path, err: io::Error) -> Error {
-        let path = crate::output::one_line(&path.display().to_string()).into_owned();
+        let path = crate::base::text::one_line(&path.display().to_string()).into_owned();
         Error { kind: ErrorKind::Io, message: format!("{path}: {err}"), hint: None }
     }
 
