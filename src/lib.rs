@@ -9,13 +9,13 @@
 //!    reported as problems, never aborts. [`files`] is the one way a file
 //!    under a root is opened: regular files only, links only within the
 //!    root, every read bounded.
-//!    [`cache`] keeps what that yields per root (file list, statistics,
-//!    metadata records, packed term tables) keyed by size and a stamp of
-//!    mtime, ctime and inode, so a run re-reads only changed files and reads
-//!    only the records a query needs; [`snapshot`] records what each
-//!    category folder held, so an unchanged folder is not read again (its
-//!    files are still `stat`ed); [`stamp`] records a root that compiled
-//!    clean, so an unchanged root compiles without reading anything.
+//!    [`index`] keeps what that yields per root (file list, statistics,
+//!    metadata records, packed term tables, and a delta of the files
+//!    changed since), so a run re-reads no unchanged file and reads only
+//!    the records a query needs; it also records what each category folder
+//!    held and a root that compiled clean. [`base`] holds the building
+//!    blocks everything stands on: errors, the binary codec, time, safe
+//!    text, the parallel fan-out.
 //! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
 //!    frontmatter into generated text (pure); [`guard`] checks what is about
 //!    to be written.
@@ -28,7 +28,6 @@
 //!    escaped) or as `--json`.
 
 pub mod base;
-pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod compile;
@@ -37,7 +36,7 @@ pub mod files;
 pub mod frontmatter;
 pub mod glob;
 pub mod guard;
-pub mod mapped;
+pub mod index;
 pub mod memory;
 pub mod merge;
 pub mod output;
@@ -47,8 +46,6 @@ pub mod relpath;
 pub mod roots;
 pub mod scan;
 pub mod session;
-pub mod snapshot;
-pub mod stamp;
 pub mod state;
 pub mod trust;
 pub mod write;

@@ -10,13 +10,13 @@ use serde::Serialize;
 use similar::TextDiff;
 
 use crate::base::error::{Error, Result};
-use crate::cache;
 use crate::compile::{Change, Note, Sources, plan};
 use crate::context::Context;
+use crate::index;
+use crate::index::stamp;
 use crate::output::Style;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
-use crate::stamp;
 use crate::write::{remove_file, write_atomic};
 
 const EXAMPLES: &str = "\
@@ -123,14 +123,14 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     };
     let listed_at = crate::base::time::now_ns();
     // `--check` writes nothing, not even what it learnt of the folders.
-    let (listings, _) = crate::snapshot::list(root, !check);
+    let (listings, _) = crate::index::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         return Ok(report);
     }
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
-    let memories = cache::memories(root, &listings);
+    let memories = index::memories(root, &listings);
     let root_md = crate::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
     let indexes = read_indexes(root)?;
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };

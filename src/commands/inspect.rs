@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Ok(Report::Secrets { secrets: find_secrets(&roots) });
     }
     // Metadata through the index; a detail reads its own file.
-    let tree = crate::cache::scan_all(&roots);
+    let tree = crate::index::scan_all(&roots);
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
         Some(path) => {

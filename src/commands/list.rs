@@ -47,7 +47,7 @@ pub struct Report {
 /// Scan, filter, sort.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Metadata only: through the index, reading just the files that changed.
-    let tree = crate::cache::scan_all(&ctx.read_roots()?);
+    let tree = crate::index::scan_all(&ctx.read_roots()?);
     let mut memories: Vec<Memory> = tree
         .memories
         .into_iter()

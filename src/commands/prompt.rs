@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })?),
         None => None,
     };
-    let tree = crate::cache::scan_all(&ctx.read_roots()?);
+    let tree = crate::index::scan_all(&ctx.read_roots()?);
     let mut live: Vec<&crate::memory::Memory> =
         tree.memories.iter().filter(|m| !m.is_superseded()).collect();
     // The most recently updated first: what consolidation most likely touches.

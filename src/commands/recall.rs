@@ -13,8 +13,8 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::base::error::Result;
 use crate::base::text::flat;
 use crate::base::time::relative_age;
-use crate::cache::{self, index_all};
 use crate::context::Context;
+use crate::index::{self, index_all};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::explain::Explanation;
@@ -168,7 +168,7 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
         explain: args.explain,
     };
     let hits = rank(corpus, docs, &Params::default(), &request);
-    if (corpus.is_damaged() || docs.is_damaged()) && cache::distrust(&roots) {
+    if (corpus.is_damaged() || docs.is_damaged()) && index::distrust(&roots) {
         // A cache damaged on disk: answer again, once, from the files.
         let mut report = run_all(ctx, args)?;
         report

@@ -11,11 +11,11 @@ use serde::Serialize;
 use yaml_serde::Value;
 
 use crate::base::error::{Error, Result};
-use crate::cache::{self, Library};
 use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality, secrets};
+use crate::index::{self, Library};
 use crate::memory::{Memory, date_ms, truncate};
 use crate::output::Style;
 use crate::rank::score::{Memories, Params, Request, rank};
@@ -139,7 +139,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // near-duplicates by ranking, not by reading every file) and the
     // written root's memories as their frontmatter says.
     let roots = ctx.read_roots()?;
-    let lib = cache::index_all(&roots);
+    let lib = index::index_all(&roots);
     let before = root_memories(&lib, root);
     let mut warnings = Vec::new();
     let mut history = None;
@@ -260,7 +260,7 @@ fn near_duplicates(lib: &Library, roots: &[&Root], memory: &Memory, now_ms: i64)
     let hits = rank(&lib.corpus, &lib.docs, &Params::default(), &request);
     if lib.corpus.is_damaged() || lib.docs.is_damaged() {
         // The hint is only a hint: the next run rebuilds the index.
-        cache::distrust(roots);
+        index::distrust(roots);
     }
     let mine = bigrams(&text);
     hits.iter()
@@ -286,7 +286,7 @@ fn near_duplicates(lib: &Library, roots: &[&Root], memory: &Memory, now_ms: i64)
 /// context budget counts.
 fn root_memories(lib: &Library, root: &Root) -> Vec<Memory> {
     let mut memories =
-        lib.docs.root_memories(root.scope).unwrap_or_else(|| cache::scan_root(root).memories);
+        lib.docs.root_memories(root.scope).unwrap_or_else(|| index::scan_root(root).memories);
     for m in memories.iter_mut().filter(|m| m.is_resident()) {
         if let Ok((full, _)) = scan::load(m.scope, m.path.clone(), &m.path.under(&root.dir)) {
             m.body = full.body;

@@ -584,7 +584,7 @@ fn token_list(tokenizer: &Tokenizer, text: &str) -> Vec<String> {
     out
 }
 
-pub use crate::rank::packed::Packed;
+pub use crate::index::packed::Packed;
 
 #[cfg(test)]
 mod tests {

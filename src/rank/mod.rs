@@ -4,7 +4,6 @@
 pub mod corpus;
 pub mod explain;
 pub mod highlight;
-pub mod packed;
 pub mod score;
 pub mod stopwords;
 pub mod tokenize;

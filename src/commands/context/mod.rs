@@ -21,10 +21,10 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::time::{Lang, relative_age};
-use crate::cache::{Library, index_all_read};
 use crate::context::Context;
 use crate::glob;
 use crate::guard::estimate_tokens;
+use crate::index::{Library, index_all_read};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::rank::score::{Params, Request, rank};

@@ -14,11 +14,11 @@
 
 use std::path::PathBuf;
 
+use super::format::RACY_NS;
+use super::mapped::Mapped;
 use crate::base::codec::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
-use crate::cache::RACY_NS;
 use crate::files::{self, Links};
-use crate::mapped::Mapped;
 use crate::roots::Root;
 use crate::scan::{Known, Listing, Problem, list_with};
 use crate::write::write_atomic;

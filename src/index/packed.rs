@@ -11,10 +11,10 @@ use std::fs::File;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::mapped::Mapped;
 use crate::base::codec::{
     checksum, get_bytes, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
 };
-use crate::mapped::Mapped;
 use crate::rank::corpus::{Built, FIELDS, Posting};
 
 /// Terms per dictionary block.

@@ -11,9 +11,9 @@
 use std::fs;
 use std::path::PathBuf;
 
+use super::format::RACY_NS;
 use crate::base::codec::{checksum, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
-use crate::cache::RACY_NS;
 use crate::roots::Root;
 use crate::scan::Listing;
 use crate::write::write_atomic;

@@ -1,0 +1,222 @@
+//! The cache file's layout: header, names, meta columns, records, term
+//! tables; how it is written and the sections it is read back by.
+
+use std::cmp::Ordering;
+
+use super::names::walk_order;
+use super::records::{put_list, put_memory};
+use crate::base::codec::{checksum, u64_at};
+use crate::memory::Memory;
+use crate::rank::corpus::{DocStats, Segment, Terms};
+use crate::roots::Root;
+use crate::scan::{FileEntry, Problem};
+
+/// Files changed this close to the listing a cache was built from are read
+/// again: two seconds covers the coarsest file system clocks.
+pub const RACY_NS: u64 = 2_000_000_000;
+
+/// The meta part of a cache.
+pub(super) struct Meta {
+    /// Where the columns start in the file: sizes and mtimes (u64), record
+    /// offsets (u64, len + 1), field lengths (u32 × FIELDS), updated (i64),
+    /// flags (u8), trigger masks (u64 × 2), segment sizes (u64 × 3), and
+    /// then the segments' block indexes.
+    pub(super) sizes: usize,
+    pub(super) mtimes: usize,
+    pub(super) records: usize,
+    pub(super) lengths: usize,
+    pub(super) updated: usize,
+    pub(super) flags: usize,
+    pub(super) triggers: usize,
+    pub(super) dims: usize,
+    pub(super) indexes: usize,
+    pub(super) segments: usize,
+    /// Where records start in the file.
+    pub(super) records_at: u64,
+}
+
+/// A document's flags in the meta part.
+pub(super) const DERIVED: u8 = 1;
+pub(super) const PINNED: u8 = 2;
+/// The file had fields that were defaulted (reported on every run).
+pub(super) const PROBLEMS: u8 = 4;
+/// The number of trigger masks in use, in the bits above.
+pub(super) const TRIGGERS_SHIFT: u8 = 3;
+
+pub(super) const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
+/// Bump when the tokenizer, the fields or this format change.
+pub(super) const FORMAT: u64 = 15;
+
+/// Header: magic, version tag, total length, then the length and checksum
+/// of the names part and of the meta part.
+pub(super) const HEADER: usize = 56;
+
+/// The cache file: header, meta (file list, statistics, segment table and
+/// block indexes; checked whole), then records, then each segment's
+/// dictionary and postings (each checked when read).
+pub(super) fn encode(
+    root: &Root,
+    files: &[FileEntry],
+    memories: &[Memory],
+    problems: &[Problem],
+    segments: &[Segment],
+    listed_at: u64,
+) -> Vec<u8> {
+    let stats: Vec<&DocStats> = segments.iter().flat_map(|s| s.docs.iter()).collect();
+    let mut field_problems: std::collections::HashMap<&std::path::Path, Vec<String>> =
+        std::collections::HashMap::new();
+    for p in problems.iter().filter(|p| !p.skipped) {
+        field_problems.entry(&p.path).or_default().push(p.message.clone());
+    }
+    let n = memories.len();
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for (doc, m) in memories.iter().enumerate() {
+        if runs.last().is_none_or(|(c, _)| *c != m.path.category) {
+            runs.push((&m.path.category, doc));
+        }
+    }
+    let mut cols = Columns::default();
+    let (mut slugs, mut slug_offs) = (Vec::new(), vec![0u32]);
+    let (mut sizes, mut mtimes, mut offsets) = (Vec::new(), Vec::new(), vec![0u64]);
+    let (mut lengths, mut updated, mut flags, mut triggers) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut records = Vec::new();
+    let mut file = files.iter().peekable();
+    for (m, stats) in memories.iter().zip(&stats) {
+        // Both are in walk order; files that failed to parse have no memory.
+        while file.next_if(|f| walk_order(&f.rel, &m.path) == Ordering::Less).is_some() {}
+        let (size, stamp) =
+            file.peek().filter(|f| f.rel == m.path).map_or((0, 0), |f| (f.size, f.stamp()));
+        let full = m.path.under(&root.dir);
+        let messages = field_problems.get(full.as_path()).map_or(&[][..], Vec::as_slice);
+        let start = records.len();
+        records.extend_from_slice(&[0; 4]);
+        put_memory(m, &mut records);
+        put_list(messages, &mut records);
+        let sum = checksum(&records[start + 4..]) as u32;
+        records[start..start + 4].copy_from_slice(&sum.to_le_bytes());
+        offsets.push(records.len() as u64);
+        slugs.extend_from_slice(m.path.slug.as_bytes());
+        slug_offs.push(slugs.len() as u32);
+        sizes.push(size);
+        mtimes.push(stamp);
+        lengths.extend_from_slice(&stats.lengths);
+        updated.push(stats.boosts.updated as u64);
+        flags.push(
+            if stats.derived_summary { DERIVED } else { 0 }
+                | if stats.boosts.pinned { PINNED } else { 0 }
+                | if messages.is_empty() { 0 } else { PROBLEMS }
+                | stats.boosts.trigger_count << TRIGGERS_SHIFT,
+        );
+        triggers.extend_from_slice(&stats.boosts.triggers);
+    }
+    let tables: Vec<(&[u8], &[u8], &[u8])> = segments
+        .iter()
+        .filter_map(|s| match &s.terms {
+            Terms::Packed(p) => p.bytes(),
+            Terms::Built(_) => None,
+        })
+        .collect();
+    let mut category_names = Vec::new();
+    let mut category_offs = vec![0u32];
+    for (c, _) in &runs {
+        category_names.extend_from_slice(c.as_bytes());
+        category_offs.push(category_names.len() as u32);
+    }
+    let category_first: Vec<u32> = runs.iter().map(|r| r.1 as u32).collect();
+    let mut dims = Vec::new();
+    for ((_, dict, postings), segment) in tables.iter().zip(segments) {
+        dims.extend([segment.docs.len() as u64, dict.len() as u64, postings.len() as u64]);
+    }
+    for v in [listed_at, n as u64, runs.len() as u64] {
+        cols.meta.extend_from_slice(&v.to_le_bytes());
+    }
+    cols.bytes(&category_names);
+    cols.u32s(&category_offs);
+    cols.u32s(&category_first);
+    cols.bytes(&slugs);
+    cols.u32s(&slug_offs);
+    let names = std::mem::take(&mut cols.meta);
+    cols.meta.extend_from_slice(&(tables.len() as u64).to_le_bytes());
+    cols.u64s(&sizes);
+    cols.u64s(&mtimes);
+    cols.u64s(&offsets);
+    cols.u32s(&lengths);
+    cols.u64s(&updated);
+    cols.bytes(&flags);
+    cols.u64s(&triggers);
+    cols.u64s(&dims);
+    for (index, _, _) in &tables {
+        cols.bytes(index);
+    }
+    let meta = cols.meta;
+    let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
+    let total = HEADER + names.len() + meta.len() + body;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version_tag().to_le_bytes());
+    out.extend_from_slice(&(total as u64).to_le_bytes());
+    out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&names).to_le_bytes());
+    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&meta).to_le_bytes());
+    out.extend_from_slice(&names);
+    out.extend_from_slice(&meta);
+    out.extend_from_slice(&records);
+    for (_, dict, postings) in &tables {
+        out.extend_from_slice(dict);
+        out.extend_from_slice(postings);
+    }
+    out
+}
+
+/// The meta part as it is written: sections of fixed-width little-endian
+/// values, each preceded by its length in bytes.
+#[derive(Default)]
+pub(super) struct Columns {
+    pub(super) meta: Vec<u8>,
+}
+
+impl Columns {
+    pub(super) fn bytes(&mut self, b: &[u8]) {
+        self.meta.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        self.meta.extend_from_slice(b);
+    }
+
+    pub(super) fn u32s(&mut self, v: &[u32]) {
+        self.meta.extend_from_slice(&(4 * v.len() as u64).to_le_bytes());
+        v.iter().for_each(|x| self.meta.extend_from_slice(&x.to_le_bytes()));
+    }
+
+    pub(super) fn u64s(&mut self, v: &[u64]) {
+        self.meta.extend_from_slice(&(8 * v.len() as u64).to_le_bytes());
+        v.iter().for_each(|x| self.meta.extend_from_slice(&x.to_le_bytes()));
+    }
+}
+
+/// Reads the sections [`Columns`] wrote, in order.
+pub(super) struct Sections<'a> {
+    pub(super) meta: &'a [u8],
+    pub(super) at: usize,
+}
+
+impl Sections<'_> {
+    /// The next section's start, if it holds exactly `len` bytes.
+    pub(super) fn next(&mut self, len: usize) -> Option<usize> {
+        let (start, got) = self.any()?;
+        (got == len).then_some(start)
+    }
+
+    /// The next section: its start and length.
+    pub(super) fn any(&mut self) -> Option<(usize, usize)> {
+        let len = usize::try_from(u64_at(self.meta, self.at)?).ok()?;
+        let start = self.at + 8;
+        self.at = start.checked_add(len).filter(|&end| end <= self.meta.len())?;
+        Some((start, len))
+    }
+}
+
+/// The format number mixed with the program version: an upgrade rebuilds.
+pub(super) fn version_tag() -> u64 {
+    checksum(env!("CARGO_PKG_VERSION").as_bytes()) ^ FORMAT
+}

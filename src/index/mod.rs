@@ -1,0 +1,179 @@
+//! The per-root index: disposable files under `<root>/.cache/` that let a
+//! command answer without reading every memory. `index.bin` holds what
+//! every memory file was (name, size, a stamp of mtime, ctime and inode),
+//! per-document ranking statistics, each memory's metadata as a record,
+//! and packed term tables; `delta.bin`, in the same format, holds the files
+//! changed since `index.bin` was built.
+//!
+//! Opening a cache file maps and checks whole only the part every query
+//! needs (the file list, the statistics and the term tables' block
+//! indexes). Records, dictionary blocks and postings are read with
+//! positional reads when a query asks for them, each checked on its own.
+//! A missing, truncated, corrupt or other-version cache is rebuilt, and
+//! files are replaced atomically, so concurrent readers never see half of
+//! one. A damaged cache is handled in one place, [`distrust`].
+//!
+//! A file per concern:
+//!
+//! - [`names`]: the file list, searched as it lies; [`records`]: a
+//!   memory's metadata as a record; [`format`](mod@format): the layout, and how a
+//!   cache file is written; [`cached`]: a cache file opened and checked,
+//!   its columns and records.
+//! - [`fresh`]: which entries still hold, the delta, the racy check,
+//!   confirming and rebuilding; [`docs`]: a root ready for ranking, and
+//!   memories read from their records on first use.
+//! - [`mapped`]: the mapping and its SIGBUS guard; [`packed`]: term tables
+//!   as the cache stores them; [`snapshot`]: what each category folder
+//!   held; [`stamp`]: a root that compiled clean.
+
+use std::cell::{Cell, OnceCell};
+
+use self::cached::{delta_path, open};
+use self::docs::CHUNK;
+use self::names::walk_order;
+use crate::memory::Memory;
+use crate::rank::corpus::{Corpus, Stats};
+use crate::rank::tokenize::Tokenizer;
+use crate::roots::Root;
+use crate::scan::{Listing, Problem, Scan, entries, load_files};
+
+pub mod cached;
+pub mod docs;
+pub mod format;
+pub mod fresh;
+pub mod mapped;
+pub mod names;
+pub mod packed;
+pub mod records;
+pub mod snapshot;
+pub mod stamp;
+#[cfg(test)]
+mod tests;
+
+pub use cached::{discard, distrust, path};
+pub use docs::{Docs, Indexed};
+pub use format::RACY_NS;
+pub use fresh::index_root;
+
+/// A root's memories as their frontmatter says, through the cache when it
+/// is there (only changed files are read), never writing it: for commands
+/// that need metadata, not ranking. `listings` is the root as
+/// [`snapshot::list`] saw it.
+pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
+    scan_listed(root, listings).memories
+}
+
+/// [`scan_all`](crate::scan::scan_all) through the cache: the memories of
+/// `roots` with their metadata (not their bodies), shadowing resolved.
+pub fn scan_all(roots: &[&Root]) -> crate::scan::Tree {
+    crate::scan::resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
+}
+
+/// [`scan_root`](crate::scan::scan_root) through the cache: every memory of
+/// a root with its metadata (bodies are not read) and the problems found,
+/// reading only the files that changed since the cache was built.
+pub fn scan_root(root: &Root) -> Scan {
+    let (listings, problems) = snapshot::list(root, true);
+    let mut scan = scan_listed(root, &listings);
+    scan.problems.extend(problems);
+    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    scan
+}
+
+pub(super) fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
+    let all = || load_files(root.scope, &entries(listings));
+    let Some(cached) = open(root, &path(root)) else { return all() };
+    let Some(records) = cached.records(root.scope) else { return all() };
+    let (live, mut changed) = cached.match_listings(listings);
+    let mut scan = Scan::default();
+    let mut take = |records: Vec<(Memory, Vec<String>)>, live: &[bool]| {
+        for ((m, messages), _) in records.into_iter().zip(live).filter(|(_, live)| **live) {
+            let path = m.path.under(&root.dir);
+            scan.problems.extend(messages.into_iter().map(|m| Problem::field(path.clone(), m)));
+            scan.memories.push(m);
+        }
+    };
+    take(records, &live);
+    // Files changed since the base was built, as the delta has them.
+    let delta = if changed.is_empty() { None } else { open(root, &delta_path(root)) };
+    if let Some((records, delta)) = delta.and_then(|d| Some((d.records(root.scope)?, d))) {
+        let mut live = vec![false; delta.len()];
+        changed.retain(|f| match delta.current(f) {
+            Some(doc) => {
+                live[doc] = true;
+                false
+            }
+            None => true,
+        });
+        take(records, &live);
+    }
+    let fresh = load_files(root.scope, &changed);
+    scan.memories.extend(fresh.memories);
+    scan.problems.extend(fresh.problems);
+    scan.memories.sort_by(|a, b| walk_order(&a.path, &b.path));
+    scan
+}
+
+/// The selected roots indexed as one corpus, and their problems.
+pub struct Library {
+    pub docs: Docs,
+    pub corpus: Corpus,
+    pub problems: Vec<Problem>,
+}
+
+/// [`index_all`] with every memory read: for commands that look at all of
+/// them. A damaged record drops the caches and indexes again from the files.
+pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {
+    let lib = index_all(roots);
+    if let Some(memories) = lib.docs.to_vec() {
+        return (memories, lib);
+    }
+    distrust(roots);
+    let lib = index_all(roots);
+    (lib.docs.to_vec().unwrap_or_default(), lib)
+}
+
+/// Index the selected roots as one corpus, project first. A global memory
+/// at the same path as a live project memory is shadowed: known, not ranked.
+pub fn index_all(roots: &[&Root]) -> Library {
+    let tokenizer = Tokenizer::new();
+    let mut indexed: Vec<Indexed> = roots.iter().map(|root| index_root(root, &tokenizer)).collect();
+    // A later root's memory at a path an earlier root has is shadowed: it
+    // exists (its root's `live` says so) but is not ranked.
+    let shadowed: Vec<Vec<usize>> = (0..indexed.len())
+        .map(|k| {
+            let (earlier, later) = (&indexed[..k], &indexed[k]);
+            if earlier.iter().all(|e| e.len() == 0) {
+                return Vec::new();
+            }
+            (0..later.len())
+                .filter(|&d| later.live[d])
+                .filter(|&d| {
+                    let (category, slug) = later.key(d);
+                    earlier.iter().any(|e| e.find_live(category, slug).is_some())
+                })
+                .collect()
+        })
+        .collect();
+    let mut live = Vec::new();
+    let mut stats = Stats::default();
+    let mut tables = Vec::new();
+    let mut problems = Vec::new();
+    let mut firsts = Vec::new();
+    for (ix, shadowed) in indexed.iter_mut().zip(shadowed) {
+        let first = live.len();
+        firsts.push(first);
+        live.extend_from_slice(&ix.live);
+        for d in shadowed {
+            live[first + d] = false;
+        }
+        stats.append(std::mem::take(&mut ix.stats));
+        tables.extend(ix.tables.drain(..).map(|(f, t)| (f + first as u32, t)));
+        problems.append(&mut ix.problems);
+    }
+    let len = live.len();
+    let loaded = (0..len.div_ceil(CHUNK)).map(|_| OnceCell::new()).collect();
+    let corpus = Corpus::assemble(live, stats, tables);
+    let docs = Docs { roots: indexed, firsts, len, loaded, damaged: Cell::new(false) };
+    Library { docs, corpus, problems }
+}
