@@ -50,7 +50,7 @@ impl Strings {
 /// The language of a root, judged from its ROOT.md: Chinese when CJK text
 /// outweighs Latin letters.
 pub fn root_lang(root_md: &str) -> Lang {
-    let cjk = root_md.chars().filter(|&c| crate::rank::tokenize::is_cjk(c)).count();
+    let cjk = root_md.chars().filter(|&c| crate::base::text::is_cjk(c)).count();
     let latin = root_md.chars().filter(char::is_ascii_alphabetic).count();
     if cjk * 3 >= latin && cjk > 0 { Lang::Zh } else { Lang::En }
 }
@@ -271,16 +271,12 @@ fn index_row(s: &Strings, m: &Memory) -> String {
     format!("| [{file}]({file}) | {} | {} |", cell(&summary), cell(&m.highlight))
 }
 
-/// What a generated table shows instead of a field that looks like a
-/// credential: generated files are committed, and read by agents.
-pub const WITHHELD: &str = "(withheld: looks like a credential)";
-
 fn is_secret(text: &str) -> bool {
-    !text.is_empty() && !crate::guard::secrets::scan(text).is_empty()
+    !text.is_empty() && !crate::base::secrets::scan(text).is_empty()
 }
 
 /// A copy of `m` with each field that looks like a credential replaced by
-/// [`WITHHELD`], and a note per field; `None` when there is none.
+/// [`WITHHELD`](crate::base::secrets::WITHHELD), and a note per field; `None` when there is none.
 fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
     let mut copy: Option<Memory> = None;
     let mut note = |key: &str| {
@@ -295,16 +291,17 @@ fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
     };
     if is_secret(&m.summary) {
         note("summary");
-        copy.get_or_insert_with(|| m.clone()).summary = WITHHELD.into();
+        copy.get_or_insert_with(|| m.clone()).summary = crate::base::secrets::WITHHELD.into();
     }
     if is_secret(&m.highlight) {
         note("highlight");
-        copy.get_or_insert_with(|| m.clone()).highlight = WITHHELD.into();
+        copy.get_or_insert_with(|| m.clone()).highlight = crate::base::secrets::WITHHELD.into();
     }
     for (i, t) in m.load_when.iter().enumerate() {
         if is_secret(t) {
             note("load_when");
-            copy.get_or_insert_with(|| m.clone()).load_when[i] = WITHHELD.into();
+            copy.get_or_insert_with(|| m.clone()).load_when[i] =
+                crate::base::secrets::WITHHELD.into();
         }
     }
     copy

@@ -9,7 +9,7 @@ use mem::cli::Cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match mem::commands::run(cli) {
+    match mem::cli::run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             eprintln!("mem: {}", mem::base::text::terminal_safe(&err.to_string(), false));

@@ -156,7 +156,8 @@ impl Memory {
 
     /// Estimated tokens this memory takes when resident (title and body).
     pub fn resident_tokens(&self) -> usize {
-        crate::guard::estimate_tokens(&self.title) + crate::guard::estimate_tokens(&self.body)
+        crate::base::text::estimate_tokens(&self.title)
+            + crate::base::text::estimate_tokens(&self.body)
     }
 }
 
@@ -250,8 +251,8 @@ pub fn first_paragraph(body: &str) -> String {
             Event::End(TagEnd::Paragraph) => {
                 let flat = flatten(&text);
                 if !flat.is_empty() {
-                    if !crate::guard::secrets::scan(&flat).is_empty() {
-                        return crate::compile::WITHHELD.to_string();
+                    if !crate::base::secrets::scan(&flat).is_empty() {
+                        return crate::base::secrets::WITHHELD.to_string();
                     }
                     return truncate(&flat, SUMMARY_MAX);
                 }

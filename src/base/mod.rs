@@ -1,11 +1,12 @@
 //! Building blocks that know nothing of memories: errors, the binary codec
-//! of derived files, time, safe text, parallel fan-out and the progress
-//! line. Everything else in the crate stands on these; they depend on
+//! of derived files, time, safe text, credentials in text, parallel fan-out
+//! and the progress line. Everything else in the crate stands on these; they depend on
 //! nothing in it.
 
 pub mod codec;
 pub mod error;
 pub mod parallel;
 pub mod progress;
+pub mod secrets;
 pub mod text;
 pub mod time;

@@ -118,6 +118,30 @@ pub fn md_fence(body: &str) -> String {
     format!("{fence}markdown\n{body}\n{fence}\n")
 }
 
+/// True for Han, Hiragana, Katakana and Hangul characters.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3005 | 0x3007 // 々 〇
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana extensions
+        | 0x3400..=0x4DBF // Han extension A
+        | 0x4E00..=0x9FFF // Han
+        | 0xF900..=0xFAFF // Han compatibility
+        | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF // Hangul
+        | 0x20000..=0x3134F // Han extensions B–G
+    )
+}
+
+/// Estimated tokens of `text` for a context budget: one per CJK character,
+/// one per four other non-space characters.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (cjk, other) = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .fold((0usize, 0usize), |(c, o), ch| if is_cjk(ch) { (c + 1, o) } else { (c, o + 1) });
+    cjk + other.div_ceil(4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +161,13 @@ mod tests {
         assert!(fenced.starts_with("`````markdown\n"), "{fenced}");
         assert!(fenced.ends_with("\n`````\n"), "{fenced}");
         assert_eq!(md_fence("plain\n"), "```markdown\nplain\n```\n");
+    }
+
+    #[test]
+    fn tokens_count_cjk_as_one_and_latin_as_a_quarter() {
+        assert_eq!(estimate_tokens("部署"), 2);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+        assert_eq!(estimate_tokens("部署 pnpm"), 3);
+        assert_eq!(estimate_tokens(""), 0);
     }
 }

@@ -1,12 +1,10 @@
 //! `mem completions <shell>` and `mem man`: generated from the clap
 //! definitions, so they never drift from the real options.
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::cli::Cli;
 use crate::context::Context;
 use crate::output::Style;
 
@@ -33,16 +31,16 @@ pub struct Report {
 }
 
 /// The completion script.
-pub fn run(_ctx: &Context, args: &Args) -> Result<Report> {
+pub fn run(_ctx: &Context, args: &Args, mut cli: clap::Command) -> Result<Report> {
     let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "mem", &mut buf);
+    clap_complete::generate(args.shell, &mut cli, "mem", &mut buf);
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
 }
 
 /// The man page.
-pub fn man(_ctx: &Context, _args: &ManArgs) -> Result<Report> {
+pub fn man(_ctx: &Context, _args: &ManArgs, cli: clap::Command) -> Result<Report> {
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(cli)
         .render(&mut buf)
         .map_err(|e| Error::input(format!("cannot render the man page: {e}")))?;
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })

@@ -308,7 +308,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
         }
         if !args.allow_secret {
             secrets.extend(
-                crate::guard::secrets::scan(&new)
+                crate::base::secrets::scan(&new)
                     .into_iter()
                     .map(|f| format!("{}:{}: {}", rel.file(), f.line, f.what)),
             );

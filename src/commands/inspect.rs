@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
+use crate::base::secrets;
 use crate::base::text::flat;
 use crate::commands::history::{Version, versions};
 use crate::context::Context;
 use crate::frontmatter::Document;
-use crate::guard::secrets;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::relpath::RelPath;

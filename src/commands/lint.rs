@@ -8,12 +8,13 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
+use crate::base::secrets;
 use crate::commands::compile::stale;
 use crate::commands::remember::DEFAULT_BUDGET;
 use crate::commands::stats::max_entries;
 use crate::context::Context;
 use crate::frontmatter::Document;
-use crate::guard::{Bigrams, bigrams, near_pairs, secrets};
+use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::roots::Root;

@@ -320,7 +320,7 @@ fn paint(text: &str, matched: &HashSet<String>, tokenizer: &Tokenizer, style: &S
 
 /// Display columns of a character: CJK and full-width forms take two.
 fn columns(c: char) -> usize {
-    if crate::rank::tokenize::is_cjk(c)
+    if crate::base::text::is_cjk(c)
         || matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6)
     {
         2

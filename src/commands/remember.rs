@@ -11,10 +11,11 @@ use serde::Serialize;
 use yaml_serde::Value;
 
 use crate::base::error::{Error, Result};
+use crate::base::secrets;
 use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::frontmatter::Document;
-use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality, secrets};
+use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard, quality};
 use crate::index::{self, Library};
 use crate::memory::{Memory, date_ms, truncate};
 use crate::output::Style;

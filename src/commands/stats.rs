@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
+use crate::base::text::is_cjk;
 use crate::commands::remember::DEFAULT_BUDGET;
 use crate::context::Context;
 use crate::memory::Memory;
 use crate::output::Style;
-use crate::rank::tokenize::is_cjk;
 use crate::roots::Scope;
 use crate::scan::{load_files, walk};
 use crate::state;

@@ -1,15 +1,16 @@
 //! Write-time guardrails: what an agent is about to save is checked for
-//! quality (warnings), near-duplicates (a hint) and secrets (a refusal).
+//! quality (warnings) and near-duplicates (a hint); secrets (a refusal) are
+//! found by [`crate::base::secrets`].
 //! Pure text in, findings out; the commands decide what to do with them.
 
 pub mod quality;
-pub mod secrets;
 
 use crate::base::parallel;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::rank::tokenize::{is_cjk, normalize};
+use crate::base::text::is_cjk;
+use crate::rank::tokenize::normalize;
 
 /// Near-duplicates are memories whose character-bigram Jaccard is at least this.
 pub const DUPLICATE_THRESHOLD: f64 = 0.70;
@@ -242,16 +243,6 @@ fn shared_at_least(a: &[u64], b: &[u64], needed: usize) -> Option<usize> {
     (both >= needed).then_some(both)
 }
 
-/// Estimated tokens of `text` for a context budget: one per CJK character,
-/// one per four other non-space characters.
-pub fn estimate_tokens(text: &str) -> usize {
-    let (cjk, other) = text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .fold((0usize, 0usize), |(c, o), ch| if is_cjk(ch) { (c + 1, o) } else { (c, o + 1) });
-    cjk + other.div_ceil(4)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,13 +314,5 @@ mod tests {
             assert_eq!(shared_at_least(&a, &b, shared), Some(shared));
             assert_eq!(shared_at_least(&a, &b, shared + 1), None);
         }
-    }
-
-    #[test]
-    fn tokens_count_cjk_as_one_and_latin_as_a_quarter() {
-        assert_eq!(estimate_tokens("部署"), 2);
-        assert_eq!(estimate_tokens("abcdefgh"), 2);
-        assert_eq!(estimate_tokens("部署 pnpm"), 3);
-        assert_eq!(estimate_tokens(""), 0);
     }
 }

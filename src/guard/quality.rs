@@ -1,7 +1,7 @@
 //! Quality warnings for a memory's text: too short, transient, vague, or
 //! mostly code. Warnings, never refusals. The word lists live here.
 
-use crate::rank::tokenize::is_cjk;
+use crate::base::text::is_cjk;
 
 /// A memory shorter than this many letters, digits or CJK characters is too short.
 pub const MIN_MEANINGFUL: usize = 10;

@@ -315,7 +315,7 @@ pub(super) fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
         let postings = Bytes::File { file: names.file.clone(), at: offset, len: postings_len };
         offset = offset.checked_add(postings_len)?;
         let packed = Packed::open(index, dict, postings)?;
-        tables.push((u32::try_from(first).ok()?, Terms::Packed(packed)));
+        tables.push((u32::try_from(first).ok()?, Terms::Stored(Box::new(packed))));
         first = first.checked_add(docs)?;
     }
     let covered = first == n as u64;

@@ -4,10 +4,11 @@
 use std::cmp::Ordering;
 
 use super::names::walk_order;
+use super::packed::PackedSegment;
 use super::records::{put_list, put_memory};
 use crate::base::codec::{checksum, u64_at};
 use crate::memory::Memory;
-use crate::rank::corpus::{DocStats, Segment, Terms};
+use crate::rank::corpus::DocStats;
 use crate::roots::Root;
 use crate::scan::{FileEntry, Problem};
 
@@ -59,7 +60,7 @@ pub(super) fn encode(
     files: &[FileEntry],
     memories: &[Memory],
     problems: &[Problem],
-    segments: &[Segment],
+    segments: &[PackedSegment],
     listed_at: u64,
 ) -> Vec<u8> {
     let stats: Vec<&DocStats> = segments.iter().flat_map(|s| s.docs.iter()).collect();
@@ -110,13 +111,8 @@ pub(super) fn encode(
         );
         triggers.extend_from_slice(&stats.boosts.triggers);
     }
-    let tables: Vec<(&[u8], &[u8], &[u8])> = segments
-        .iter()
-        .filter_map(|s| match &s.terms {
-            Terms::Packed(p) => p.bytes(),
-            Terms::Built(_) => None,
-        })
-        .collect();
+    let tables: Vec<(&[u8], &[u8], &[u8])> =
+        segments.iter().filter_map(|s| s.packed.bytes()).collect();
     let mut category_names = Vec::new();
     let mut category_offs = vec![0u32];
     for (c, _) in &runs {

@@ -6,12 +6,11 @@ use super::cached::{Cached, delta_path, path, read};
 use super::docs::Indexed;
 use super::format::{HEADER, PROBLEMS, RACY_NS, encode};
 use super::names::name_order;
-use super::snapshot;
+use super::{packed, snapshot};
 use crate::base::codec::{checksum, u64_at};
 use crate::base::progress::Progress;
 use crate::base::time::now_ns;
 use crate::memory::Memory;
-use crate::rank::corpus::Segment;
 use crate::rank::tokenize::Tokenizer;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
@@ -173,7 +172,7 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
             changed.into_iter().filter(|f| !base.held(f).is_some_and(|d| live[d])).collect();
         let fresh = load_files(root.scope, &apart);
         let counted = std::sync::atomic::AtomicUsize::new(0);
-        let segments = Segment::build_packed(&fresh.memories, tokenizer, &counted);
+        let segments = packed::segments(&fresh.memories, tokenizer, &counted);
         let bytes = encode(root, &apart, &fresh.memories, &fresh.problems, &segments, listed_at);
         let _ = write_atomic(&root.dir, &delta_path(root), &bytes);
         problems.extend(fresh.problems);
@@ -183,7 +182,7 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
                 None => return rebuild(root, &listings, problems, tokenizer, listed_at),
             }
         }
-        let (docs, overlay) = Segment::split(segments);
+        let (docs, overlay) = packed::split(segments);
         let first = stats.len() as u32;
         tables.extend(overlay.into_iter().map(|(f, t)| (f + first, t)));
         stats.push(docs);
@@ -347,7 +346,7 @@ pub(super) fn rebuild(
     progress
         .counter()
         .fetch_add(files.len() - scan.memories.len(), std::sync::atomic::Ordering::Relaxed);
-    let segments = Segment::build_packed(&scan.memories, tokenizer, progress.counter());
+    let segments = packed::segments(&scan.memories, tokenizer, progress.counter());
     drop(progress);
     let bytes = encode(root, files, &scan.memories, &scan.problems, &segments, listed_at);
     // A cache that cannot be written only costs time on the next run; the
@@ -356,7 +355,7 @@ pub(super) fn rebuild(
     let _ = crate::write::remove_file(&root.dir, &delta_path(root));
     problems.extend(scan.problems);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
-    let (stats, tables) = Segment::split(segments);
+    let (stats, tables) = packed::split(segments);
     Indexed {
         scope: root.scope,
         parts: Vec::new(),

@@ -15,7 +15,10 @@ use super::mapped::Mapped;
 use crate::base::codec::{
     checksum, get_bytes, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
 };
-use crate::rank::corpus::{Built, FIELDS, Posting};
+use crate::base::parallel;
+use crate::memory::Memory;
+use crate::rank::corpus::{Built, DocStats, FIELDS, Posting, Segment, StoredTerms, Terms};
+use crate::rank::tokenize::Tokenizer;
 
 /// Terms per dictionary block.
 const BLOCK: usize = 32;
@@ -244,6 +247,66 @@ impl Packed {
         }
         Ok(())
     }
+}
+
+impl StoredTerms for Packed {
+    fn each_posting(&self, token: &str, emit: &mut dyn FnMut(Posting)) {
+        Packed::each_posting(self, token, emit);
+    }
+
+    fn is_damaged(&self) -> bool {
+        Packed::is_damaged(self)
+    }
+}
+
+/// A run of memories indexed and packed, as a cache file stores it.
+pub struct PackedSegment {
+    pub packed: Packed,
+    pub docs: Vec<DocStats>,
+}
+
+/// Build on every core, packing each chunk as soon as it is built so that
+/// memory stays bounded: one packed segment per chunk of `memories`.
+/// `done` advances by each chunk's size as it is packed.
+pub fn segments(
+    memories: &[Memory],
+    tokenizer: &Tokenizer,
+    done: &std::sync::atomic::AtomicUsize,
+) -> Vec<PackedSegment> {
+    const MAX_CHUNK: usize = 8192;
+    let threads = parallel::threads();
+    // Whole chunks per thread, of equal size, at most MAX_CHUNK memories each.
+    let chunk_count = memories.len().div_ceil(MAX_CHUNK).div_ceil(threads).max(1) * threads;
+    let chunk = memories.len().div_ceil(chunk_count).max(1);
+    let chunks: Vec<&[Memory]> = memories.chunks(chunk).collect();
+    let per_thread = chunks.len().div_ceil(threads).max(1);
+    let groups: Vec<&[&[Memory]]> = chunks.chunks(per_thread).collect();
+    let built = parallel::run(groups.len(), |k| {
+        groups[k]
+            .iter()
+            .map(|part| {
+                let built = Segment::build(part, tokenizer);
+                let Terms::Built(table) = &built.terms else { unreachable!("just built") };
+                let packed =
+                    Packed::from_bytes(Packed::pack(table)).expect("a fresh table reads back");
+                done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
+                PackedSegment { packed, docs: built.docs }
+            })
+            .collect::<Vec<_>>()
+    });
+    built.into_iter().flatten().collect()
+}
+
+/// Segments as one run of document statistics and their term tables, each
+/// with the first document it covers.
+pub fn split(segments: Vec<PackedSegment>) -> (Vec<DocStats>, Vec<(u32, Terms)>) {
+    let mut docs = Vec::with_capacity(segments.iter().map(|s| s.docs.len()).sum());
+    let mut tables = Vec::with_capacity(segments.len());
+    for mut segment in segments {
+        tables.push((docs.len() as u32, Terms::Stored(Box::new(segment.packed))));
+        docs.append(&mut segment.docs);
+    }
+    (docs, tables)
 }
 
 /// `varint(doc delta) mask varint(tf)…` per posting.

@@ -270,10 +270,22 @@ pub struct Segment {
     pub docs: Vec<DocStats>,
 }
 
-/// A term table: built in memory, or read packed from a cache.
+/// A term table: built in memory, or kept by the index in its files.
 pub enum Terms {
     Built(Built),
-    Packed(Packed),
+    Stored(Box<dyn StoredTerms>),
+}
+
+/// A term table the index keeps in its files (see `index::packed`): what
+/// ranking reads of it.
+pub trait StoredTerms: Send + Sync {
+    /// `emit` each posting of `token`, in document order (none when the
+    /// table turns out damaged, which it then reports).
+    fn each_posting(&self, token: &str, emit: &mut dyn FnMut(Posting));
+
+    /// True once a read of the table failed its checksum: answers from it
+    /// cannot be trusted.
+    fn is_damaged(&self) -> bool;
 }
 
 /// A term table built from text.
@@ -408,40 +420,8 @@ impl Segment {
         Segment { terms: Terms::Built(built), docs }
     }
 
-    /// Build on every core, packing each chunk as soon as it is built so that
-    /// memory stays bounded: one packed segment per chunk of `memories`.
-    /// `done` advances by each chunk's size as it is packed.
-    pub fn build_packed(
-        memories: &[Memory],
-        tokenizer: &Tokenizer,
-        done: &std::sync::atomic::AtomicUsize,
-    ) -> Vec<Segment> {
-        const MAX_CHUNK: usize = 8192;
-        let threads = parallel::threads();
-        // Whole chunks per thread, of equal size, at most MAX_CHUNK memories each.
-        let chunk_count = memories.len().div_ceil(MAX_CHUNK).div_ceil(threads).max(1) * threads;
-        let chunk = memories.len().div_ceil(chunk_count).max(1);
-        let chunks: Vec<&[Memory]> = memories.chunks(chunk).collect();
-        let per_thread = chunks.len().div_ceil(threads).max(1);
-        let groups: Vec<&[&[Memory]]> = chunks.chunks(per_thread).collect();
-        let built = parallel::run(groups.len(), |k| {
-            groups[k]
-                .iter()
-                .map(|part| {
-                    let built = Segment::build(part, tokenizer);
-                    let Terms::Built(table) = &built.terms else { unreachable!("just built") };
-                    let packed =
-                        Packed::from_bytes(Packed::pack(table)).expect("a fresh table reads back");
-                    done.fetch_add(part.len(), std::sync::atomic::Ordering::Relaxed);
-                    Segment { terms: Terms::Packed(packed), docs: built.docs }
-                })
-                .collect::<Vec<_>>()
-        });
-        built.into_iter().flatten().collect()
-    }
-
     /// Build on every core: one segment per chunk of `memories`.
-    pub fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
+    fn build_parallel(memories: &[Memory], tokenizer: &Tokenizer) -> Vec<Segment> {
         let threads = parallel::threads();
         let chunk = memories.len().div_ceil(threads).max(512);
         if memories.len() <= chunk {
@@ -467,7 +447,11 @@ impl Terms {
     fn postings(&self, tok: &str) -> Cow<'_, [Posting]> {
         match self {
             Terms::Built(b) => Cow::Borrowed(b.postings(tok)),
-            Terms::Packed(p) => Cow::Owned(p.postings(tok)),
+            Terms::Stored(s) => {
+                let mut out = Vec::new();
+                s.each_posting(tok, &mut |p| out.push(p));
+                Cow::Owned(out)
+            }
         }
     }
 
@@ -475,7 +459,7 @@ impl Terms {
     fn each_posting(&self, tok: &str, mut emit: impl FnMut(Posting)) {
         match self {
             Terms::Built(b) => b.postings(tok).iter().for_each(|p| emit(*p)),
-            Terms::Packed(p) => p.each_posting(tok, emit),
+            Terms::Stored(s) => s.each_posting(tok, &mut emit),
         }
     }
 }
@@ -554,7 +538,7 @@ impl Corpus {
     /// True when a packed table turned out damaged while answering: the
     /// answer cannot be trusted and the cache must be rebuilt.
     pub fn is_damaged(&self) -> bool {
-        self.tables.iter().any(|(_, t)| matches!(t, Terms::Packed(p) if p.is_damaged()))
+        self.tables.iter().any(|(_, t)| matches!(t, Terms::Stored(s) if s.is_damaged()))
     }
 
     /// The postings of a token over the live documents, by document.
@@ -583,8 +567,6 @@ fn token_list(tokenizer: &Tokenizer, text: &str) -> Vec<String> {
     tokenizer.tokens(text, |t| out.push(t.to_string()));
     out
 }
-
-pub use crate::index::packed::Packed;
 
 #[cfg(test)]
 mod tests {

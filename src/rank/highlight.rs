@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::rank::tokenize::{Tokenizer, is_cjk, normalize};
+use crate::base::text::is_cjk;
+use crate::rank::tokenize::{Tokenizer, normalize};
 
 /// Byte ranges of `text` whose tokens are in `matched`, merged and sorted.
 ///

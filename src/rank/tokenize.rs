@@ -26,6 +26,7 @@
 //! assert!(tokens.contains(&"部署".to_string()));
 //! ```
 
+use crate::base::text::is_cjk;
 use std::borrow::Cow;
 
 use frostem::{Algorithm, Stemmer};
@@ -44,20 +45,6 @@ impl Default for Tokenizer {
     fn default() -> Self {
         Tokenizer::new()
     }
-}
-
-/// True for Han, Hiragana, Katakana and Hangul characters.
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3005 | 0x3007 // 々 〇
-        | 0x3040..=0x30FF // Hiragana, Katakana
-        | 0x31F0..=0x31FF // Katakana extensions
-        | 0x3400..=0x4DBF // Han extension A
-        | 0x4E00..=0x9FFF // Han
-        | 0xF900..=0xFAFF // Han compatibility
-        | 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF // Hangul
-        | 0x20000..=0x3134F // Han extensions B–G
-    )
 }
 
 /// What a token stands for, which decides how much a match on it counts.

@@ -20,10 +20,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
+use crate::base::text::estimate_tokens;
 use crate::base::time::{Lang, relative_age};
 use crate::context::Context;
 use crate::glob;
-use crate::guard::estimate_tokens;
 use crate::index::{Library, index_all_read};
 use crate::memory::Memory;
 use crate::output::Style;

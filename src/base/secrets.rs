@@ -7,6 +7,11 @@
 //! `tests/data/credentials.txt` and `tests/data/look-alikes.txt` hold a
 //! labelled corpus: every line of the first is found, none of the second.
 
+/// What a generated table or a derived summary shows instead of a field
+/// that looks like a credential: generated files are committed, and read
+/// by agents.
+pub const WITHHELD: &str = "(withheld: looks like a credential)";
+
 /// One suspected secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
