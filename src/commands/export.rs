@@ -267,7 +267,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
                 let mut after = old.clone();
                 after.meta = doc.meta.clone();
                 after.body = doc.body.clone();
-                crate::frontmatter::render_over(text, old, &after)
+                crate::frontmatter::edit::render_over(text, old, &after)
             }
             (Some(text), _) if same => text.clone(),
             _ => doc.render(),

@@ -151,7 +151,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             // stays as the person wrote it.
             let text = match &previous {
                 Some((old_text, old_doc)) => {
-                    crate::frontmatter::render_over(old_text, old_doc, doc)
+                    crate::frontmatter::edit::render_over(old_text, old_doc, doc)
                 }
                 None => doc.render(),
             };
@@ -506,7 +506,7 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
         save_history(&root.dir, old, updated, text.as_bytes())?;
         let before = doc.clone();
         doc.set("superseded_by", new.file());
-        let rendered = crate::frontmatter::render_over(&text, &before, &doc);
+        let rendered = crate::frontmatter::edit::render_over(&text, &before, &doc);
         write_atomic(&root.dir, &file, rendered.as_bytes())?;
         crate::trust::wrote(
             &ctx.roots.global.dir,

@@ -5,9 +5,7 @@
 //! an unclosed frontmatter is an error (never silently body text), and the
 //! body is kept byte for byte. Keys keep their order through a rewrite.
 
-mod edit;
-
-pub use edit::render_over;
+pub mod edit;
 
 use yaml_serde::{Mapping, Value};
 

@@ -16,6 +16,15 @@ use rustix::io::Errno;
 use crate::base::error::{Error, Result};
 
 /// A folder under a root, open, and the path it was opened as.
+/// How old a temp file of an interrupted write must be before the next
+/// write in its folder removes it.
+pub const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// True for the names of mem's temp files (`.mem-<random>.tmp`).
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(".mem-") && name.ends_with(".tmp")
+}
+
 pub struct Dir {
     fd: OwnedFd,
     path: PathBuf,
@@ -115,7 +124,7 @@ impl Dir {
         let now = std::time::SystemTime::now();
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if !super::is_temp_name(&name.to_string_lossy()) {
+            if !is_temp_name(&name.to_string_lossy()) {
                 continue;
             }
             let Ok(st) = rustix::fs::statat(&self.fd, &name, AtFlags::SYMLINK_NOFOLLOW) else {
@@ -123,7 +132,7 @@ impl Dir {
             };
             let modified = std::time::UNIX_EPOCH
                 + std::time::Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
-            let old = now.duration_since(modified).is_ok_and(|age| age >= super::TEMP_MAX_AGE);
+            let old = now.duration_since(modified).is_ok_and(|age| age >= TEMP_MAX_AGE);
             if old && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile {
                 let _ = rustix::fs::unlinkat(&self.fd, &name, AtFlags::empty());
             }

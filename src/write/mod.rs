@@ -10,21 +10,14 @@
 #[cfg(unix)]
 mod at;
 
+pub use at::{TEMP_MAX_AGE, is_temp_name};
+
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use crate::base::error::{Error, Result};
 use crate::files::{self, Links, MAX_FILE_BYTES};
 use crate::relpath::RelPath;
-
-/// How old a temp file of an interrupted write must be before the next
-/// write in its folder removes it.
-pub const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// True for the names of mem's temp files (`.mem-<random>.tmp`).
-pub fn is_temp_name(name: &str) -> bool {
-    name.starts_with(".mem-") && name.ends_with(".tmp")
-}
 
 /// The temp files interrupted writes left in the folders of `root` (the
 /// root, its categories and their saved versions' folders are not walked).

@@ -1,0 +1,199 @@
+//! The crate's shape, checked from its source: dependencies between modules
+//! run one way (no cycle, at any depth), and a source file stays short
+//! unless it says at its top why it is one piece.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a source file: `src/index/fresh.rs` is
+/// `index::fresh`, `src/index/mod.rs` is `index`.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The code of a file without its tests and comments.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+}
+
+/// The paths a file names, as module paths: `crate::a::b::c`; from module
+/// `m::n`, `super::x` (`m::x`), `self::x` and a child's `x::` (`m::n::x`),
+/// with `{a, b::c}` groups expanded.
+fn named_paths(module: &str, code: &str, children: &[String]) -> Vec<String> {
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let join = |base: &str, rest: &str| {
+        if base.is_empty() { rest.to_string() } else { format!("{base}::{rest}") }
+    };
+    let mut prefixes = vec![
+        ("crate::".to_string(), String::new()),
+        ("super::".to_string(), parent.to_string()),
+        ("self::".to_string(), module.to_string()),
+    ];
+    prefixes.extend(children.iter().map(|c| (format!("{c}::"), join(module, c))));
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let path_at = |text: &str| -> String {
+        let path: String = text.chars().take_while(|c| word(*c) || *c == ':').collect();
+        path.trim_end_matches(':').to_string()
+    };
+    let mut out = Vec::new();
+    for (prefix, base) in &prefixes {
+        let mut at = 0;
+        while let Some(i) = code[at..].find(prefix.as_str()) {
+            let start = at + i;
+            at = start + prefix.len();
+            // A whole word, and not the tail of a longer path (`a::x::`).
+            let before = code[..start].chars().next_back();
+            if before.is_some_and(|c| word(c) || c == ':') {
+                continue;
+            }
+            let rest = &code[at..];
+            match rest.strip_prefix('{') {
+                Some(group) => {
+                    let inner = &group[..group.find('}').unwrap_or(group.len())];
+                    for item in inner.split(',').map(|i| path_at(i.trim())) {
+                        match item.as_str() {
+                            "" => {}
+                            "self" => out.push(base.clone()),
+                            item => out.push(join(base, item)),
+                        }
+                    }
+                }
+                None => out.push(join(base, &path_at(rest))),
+            }
+        }
+    }
+    out
+}
+
+/// The module a path lands in: its longest prefix that is a module.
+fn target(path: &str, modules: &BTreeSet<String>) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len()).rev().map(|n| parts[..n].join("::")).find(|m| modules.contains(m))
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.retain(|f| !f.ends_with("main.rs") && !f.ends_with("lib.rs"));
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let code = code(&std::fs::read_to_string(file).unwrap());
+        let children: Vec<String> = modules
+            .iter()
+            .filter_map(|m| m.strip_prefix(&format!("{module}::")))
+            .filter(|rest| !rest.contains("::"))
+            .map(str::to_string)
+            .collect();
+        let edges: BTreeSet<String> = named_paths(&module, &code, &children)
+            .iter()
+            .filter_map(|p| target(p, &modules))
+            .filter(|t| *t != module)
+            .collect();
+        graph.insert(module, edges);
+    }
+    graph
+}
+
+/// A cycle in `graph`, if there is one, as the modules along it.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(node) {
+            Some(2) => return None,
+            Some(1) => {
+                let start = path.iter().position(|n| n == node).unwrap();
+                let mut found = path[start..].to_vec();
+                found.push(node.to_string());
+                return Some(found);
+            }
+            _ => {}
+        }
+        state.insert(node.to_string(), 1);
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, state, path) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        state.insert(node.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    graph.keys().find_map(|n| visit(n, graph, &mut state, &mut Vec::new()))
+}
+
+#[test]
+fn dependencies_between_modules_run_one_way() {
+    let graph = graph();
+    assert!(graph.len() > 40, "the source tree was not found: {graph:?}");
+    if let Some(found) = cycle(&graph) {
+        panic!("an import cycle: {}", found.join(" -> "));
+    }
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let mut graph = BTreeMap::new();
+    graph.insert("a".to_string(), BTreeSet::from(["b::c".to_string()]));
+    graph.insert("b::c".to_string(), BTreeSet::from(["d".to_string()]));
+    graph.insert("d".to_string(), BTreeSet::from(["a".to_string()]));
+    assert_eq!(cycle(&graph).unwrap(), ["a", "b::c", "d", "a"]);
+    graph.insert("d".to_string(), BTreeSet::new());
+    assert!(cycle(&graph).is_none());
+    let modules = BTreeSet::from(["index".to_string(), "index::fresh".to_string()]);
+    assert_eq!(target("index::fresh::index_at", &modules).as_deref(), Some("index::fresh"));
+    assert_eq!(target("index::RACY_NS", &modules).as_deref(), Some("index"));
+    let named = |m, code| named_paths(m, code, &["fresh".to_string()]);
+    assert_eq!(named("index::docs", "use super::cached::Cached;"), ["index::cached::Cached"]);
+    assert_eq!(named("index", "pub use fresh::index_root;"), ["index::fresh::index_root"]);
+    assert_eq!(
+        named("index::fresh", "use super::{packed, snapshot::list};"),
+        ["index::packed", "index::snapshot::list"]
+    );
+    assert_eq!(named("a", "x::fresh::y(); crate::b::c"), ["b::c"]);
+}
+
+/// The engine stands apart from the command line: these modules never
+/// name the CLI, the commands or the output layer.
+#[test]
+fn the_engine_does_not_reach_up_to_the_commands() {
+    let graph = graph();
+    let upper = ["cli", "commands", "output", "context"];
+    for (module, edges) in &graph {
+        let top = module.split("::").next().unwrap();
+        if upper.contains(&top) {
+            continue;
+        }
+        for edge in edges {
+            let to = edge.split("::").next().unwrap();
+            assert!(!upper.contains(&to), "{module} depends on {edge}");
+        }
+    }
+}
