@@ -134,7 +134,7 @@ proptest! {
         let target = &keys[pick % keys.len()];
         let mut after = before.clone();
         after.set(target, value.trim());
-        let out = mem::frontmatter::render_over(&text, &before, &after);
+        let out = mem::frontmatter::edit::render_over(&text, &before, &after);
         // It reads back as asked.
         let back = Document::parse(&out).unwrap();
         prop_assert_eq!(&back.meta, &after.meta);
