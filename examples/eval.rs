@@ -15,10 +15,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mem::rank::corpus::Corpus;
-use mem::rank::score::{Params, Request, rank};
+use mem::index::index_all;
+use mem::rank::score::{Memories, Params, Request, rank};
 use mem::roots::{Root, Scope};
-use mem::scan::scan_root;
 use serde::Deserialize;
 
 /// Ranks one query: the relevant-or-not paths, best first.
@@ -178,18 +177,21 @@ fn load_queries(path: &Path) -> Vec<Query> {
 }
 
 fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
-    let root = Root { scope: Scope::Project, dir: set.join(".memory") };
-    let scan = scan_root(&root);
-    for p in &scan.problems {
+    // The index path the command line takes, on a copy of the set: the
+    // index writes its cache beside the memories, and the sets are shared.
+    let copy = tempfile::tempdir().expect("a temporary folder");
+    copy_tree(&set.join(".memory"), &copy.path().join(".memory"));
+    let root = Root { scope: Scope::Project, dir: copy.path().join(".memory") };
+    let lib = index_all(&[&root]);
+    for p in &lib.problems {
         eprintln!("warning: {p}");
     }
-    let memories = scan.memories;
-    let corpus = Corpus::build(&memories);
     let now_ms = std::env::var("MEM_NOW")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
     Box::new(move |q: &Query| {
+        let _keep = &copy;
         let filter = |_, m: &mem::memory::Memory| {
             !m.is_superseded()
                 && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
@@ -202,11 +204,25 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
             filter: &filter,
             explain: false,
         };
-        rank(&corpus, &memories, &params, &req)
+        rank(&lib.corpus, &lib.docs, &params, &req)
             .into_iter()
-            .map(|h| memories[h.doc].file())
+            .filter_map(|h| lib.docs.memory(h.doc).map(|m| m.file()))
             .collect()
     })
+}
+
+/// Copy the folders and files under `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    let entries = std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    for entry in entries.map(|e| e.expect("a folder entry")) {
+        let (path, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("a file type").is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
 }
 
 fn cli_recall(bin: &Path, set: &Path, q: &Query, scoped: bool) -> Vec<String> {

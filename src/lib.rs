@@ -28,7 +28,9 @@
 //!    escaped) or as `--json`.
 
 pub mod base;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod commands;
 pub mod compile;
 pub mod context;
