@@ -197,3 +197,18 @@ fn the_engine_does_not_reach_up_to_the_commands() {
         }
     }
 }
+
+/// `unsafe` is allowed only in the index, where a cache file is mapped.
+#[test]
+fn unsafe_code_stays_in_the_index() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        if text.contains("allow(unsafe_code") {
+            let module = module_of(&src, &file);
+            assert!(module.starts_with("index::"), "{module} allows unsafe code");
+        }
+    }
+}

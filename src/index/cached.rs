@@ -132,6 +132,7 @@ impl Cached {
 
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
+#[allow(unsafe_code, reason = "maps the cache file: see the SAFETY note below")]
 pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     if DISTRUSTED.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
@@ -147,7 +148,10 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         return None;
     }
     let names_end = HEADER.checked_add(names_len)?;
-    let map = Mapped::open(&file, names_end.checked_add(meta_len)?).ok()?;
+    // SAFETY: every value read from the map below is checked against its
+    // length and checksum before use, records and tables are bounds-checked
+    // and checksummed as read, and `Docs::is_damaged` consults `faulted`.
+    let map = unsafe { Mapped::open(&file, names_end.checked_add(meta_len)?) }.ok()?;
     let bytes = map.get(HEADER..names_end)?;
     if checksum(bytes) != names_sum {
         return None;

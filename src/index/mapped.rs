@@ -5,18 +5,20 @@
 //! mapping costs neither a copy nor a page of fresh memory per page read
 //! (the kernel maps the page-cache pages already there).
 //!
-//! `mem` never writes a cache file in place: a new one is written beside it
-//! and renamed over it ([`write_atomic`](crate::write::write_atomic)), so a
-//! mapped file keeps its bytes until it is unmapped. Another program could
-//! still truncate a cache file in place while it is mapped, and reading a
-//! page past the new end raises SIGBUS, which would kill the process (and
-//! `mem mcp` with it). So every mapping is guarded: a SIGBUS handler puts a
-//! page of zeros where a guarded page faulted, notes it ([`faulted`]), and
-//! the read goes on; the cache then counts as damaged, and the command
-//! answers from the files (see [`crate::index::distrust`]). A SIGBUS at any
-//! other address gets the handling it had before. Reading the columns
-//! instead of mapping them would avoid the handler, at about 8 ms a recall
-//! on 100,000 memories.
+//! The contract is in [`Mapped::open`]'s type: it is `unsafe`, private to
+//! the index, and each caller says why it holds. `mem` itself never changes
+//! a cache file in place: a new one is written beside it and renamed over
+//! it ([`write_atomic`](crate::write::write_atomic)). Another program could
+//! still write or truncate one in place while it is mapped. A write shows
+//! through as changed bytes, which the index's checksums and bounds checks
+//! treat like any damage. Reading a page past a truncated end raises
+//! SIGBUS, which would kill the process (and `mem mcp` with it), so every
+//! mapping is guarded: a SIGBUS handler puts a page of zeros where a
+//! guarded page faulted, notes it ([`faulted`]), and the read goes on; the
+//! cache then counts as damaged, and the command answers from the files
+//! (see [`crate::index::distrust`]). A SIGBUS at any other address gets the
+//! handling it had before. Reading the columns instead of mapping them
+//! would avoid the handler, at about 8 ms a recall on 100,000 memories.
 
 use std::fs::File;
 use std::io;
@@ -48,7 +50,19 @@ pub fn faulted() -> bool {
 
 impl Mapped {
     /// The first `len` bytes of `file`; an error when it is shorter.
-    pub fn open(file: &File, len: usize) -> io::Result<Mapped> {
+    ///
+    /// # Safety
+    ///
+    /// The bytes may change under the mapping if a program writes the file
+    /// in place, and read as zeros past a truncation (then [`faulted`] is
+    /// true). The caller must treat them as untrusted input: check every
+    /// length and offset against the mapping before use (never index or
+    /// allocate by a value read from it unchecked), verify checksums, and
+    /// take [`faulted`] into account before trusting an answer built from
+    /// them. It must not hand out references into the mapping that outlive
+    /// the `Mapped`.
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn open(file: &File, len: usize) -> io::Result<Mapped> {
         if file.metadata()?.len() < len as u64 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -234,6 +248,7 @@ mod map {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code, reason = "the tests map files they own and only compare bytes")]
 mod tests {
     use super::*;
 
@@ -242,7 +257,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.bin");
         std::fs::write(&path, "部署 deploy").unwrap();
-        let open = |len| Mapped::open(&File::open(&path).unwrap(), len);
+        // SAFETY: the bytes are only compared.
+        let open = |len| unsafe { Mapped::open(&File::open(&path).unwrap(), len) };
         let (whole, start) = (open(13).unwrap(), open(6).unwrap());
         // Replaced the way mem replaces its caches: the mapping keeps the old bytes.
         std::fs::write(dir.path().join("new"), "other").unwrap();
@@ -261,7 +277,8 @@ mod tests {
         let path = dir.path().join("f.bin");
         std::fs::write(&path, vec![7u8; 3 * 4096]).unwrap();
         let file = File::open(&path).unwrap();
-        let mapped = Mapped::open(&file, 3 * 4096).unwrap();
+        // SAFETY: the bytes are only summed; the truncation is the point.
+        let mapped = unsafe { Mapped::open(&file, 3 * 4096) }.unwrap();
         assert!(matches!(mapped.inner, Inner::Map(_)), "mapped, not read");
         assert_eq!(mapped[8191], 7);
         assert!(!faulted());

@@ -195,6 +195,7 @@ impl Packed {
     }
 
     /// The postings of `token`, decoded.
+    #[cfg(test)]
     pub fn postings(&self, token: &str) -> Vec<Posting> {
         let mut out = Vec::new();
         self.each_posting(token, |p| out.push(p));
