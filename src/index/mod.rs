@@ -22,7 +22,7 @@
 //! - [`fresh`]: which entries still hold, the delta, the racy check,
 //!   confirming and rebuilding; [`docs`]: a root ready for ranking, and
 //!   memories read from their records on first use.
-//! - [`mapped`]: the mapping and its SIGBUS guard; [`packed`]: term tables
+//! - `mapped`: the mapping and its SIGBUS guard; `packed`: term tables
 //!   as the cache stores them; [`snapshot`]: what each category folder
 //!   held; [`stamp`]: a root that compiled clean.
 
