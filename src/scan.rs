@@ -84,11 +84,6 @@ pub struct Tree {
     pub problems: Vec<Problem>,
 }
 
-/// Read every memory of `roots` (project before global) and resolve shadowing.
-pub fn scan_all(roots: &[&Root]) -> Tree {
-    resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
-}
-
 /// The scans of the roots (project before global) as one tree, shadowing
 /// resolved.
 pub fn resolve(scans: impl IntoIterator<Item = (Scope, Scan)>) -> Tree {
@@ -106,15 +101,6 @@ pub fn resolve(scans: impl IntoIterator<Item = (Scope, Scan)>) -> Tree {
         }
     }
     tree
-}
-
-/// Read every memory file of one root.
-pub fn scan_root(root: &Root) -> Scan {
-    let (files, problems) = walk(root);
-    let mut scan = load_files(root.scope, &files);
-    scan.problems.extend(problems);
-    scan.problems.sort_by(|a, b| a.path.cmp(&b.path));
-    scan
 }
 
 /// A memory file found by [`walk`], with what identifies its version.

@@ -11,7 +11,6 @@ use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::output::Style;
 use crate::roots::Scope;
-use crate::scan::scan_root;
 use crate::state;
 use crate::write::trash;
 
@@ -64,7 +63,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let _lock = if args.yes { Some(crate::write::lock_root(&root.dir)?) } else { None };
         let hits = state::load(&root.dir).0.hits;
         let mut moved = false;
-        for m in scan_root(root).memories {
+        // Read from the files, not the index: a dry run writes nothing.
+        let (files, _) = crate::scan::walk(root);
+        for m in crate::scan::load_files(root.scope, &files).memories {
             let age_days = (ctx.now_ms - m.updated) / DAY_MS;
             let count = hits.get(&m.file()).map_or(0, |h| h.count);
             let eligible = !m.pinned

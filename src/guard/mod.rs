@@ -58,13 +58,6 @@ pub fn jaccard(a: &Bigrams, b: &Bigrams) -> f64 {
     if union == 0 { 0.0 } else { both as f64 / union as f64 }
 }
 
-/// True when sets of these sizes cannot reach [`DUPLICATE_THRESHOLD`]: the
-/// intersection is at most the smaller, the union at least the larger.
-pub fn too_far_apart(a: usize, b: usize) -> bool {
-    let (small, large) = (a.min(b), a.max(b));
-    large == 0 || (small as f64) < DUPLICATE_THRESHOLD * large as f64
-}
-
 /// Every pair `(i, j, similarity)`, `i < j`, of `sets` whose Jaccard is at
 /// least [`DUPLICATE_THRESHOLD`], in order.
 ///
@@ -246,6 +239,13 @@ fn shared_at_least(a: &[u64], b: &[u64], needed: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// True when sets of these sizes cannot reach [`DUPLICATE_THRESHOLD`]: the
+    /// intersection is at most the smaller, the union at least the larger.
+    pub fn too_far_apart(a: usize, b: usize) -> bool {
+        let (small, large) = (a.min(b), a.max(b));
+        large == 0 || (small as f64) < DUPLICATE_THRESHOLD * large as f64
+    }
 
     #[test]
     fn near_duplicates_score_high() {

@@ -63,15 +63,15 @@ pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
     scan_listed(root, listings).memories
 }
 
-/// [`scan_all`](crate::scan::scan_all) through the cache: the memories of
-/// `roots` with their metadata (not their bodies), shadowing resolved.
+/// The memories of `roots` (project before global) with their metadata
+/// (not their bodies), shadowing resolved, through the cache.
 pub fn scan_all(roots: &[&Root]) -> crate::scan::Tree {
     crate::scan::resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
 }
 
-/// [`scan_root`](crate::scan::scan_root) through the cache: every memory of
-/// a root with its metadata (bodies are not read) and the problems found,
-/// reading only the files that changed since the cache was built.
+/// Every memory of a root with its metadata (bodies are not read) and the
+/// problems found, through the cache: only the files that changed since it
+/// was built are read.
 pub fn scan_root(root: &Root) -> Scan {
     let (listings, problems) = snapshot::list(root, true);
     let mut scan = scan_listed(root, &listings);

@@ -35,7 +35,8 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::rank::stopwords::is_stopword;
 
-/// Turns text into tokens; holds the stemmer and a scratch buffer.
+/// Turns text into tokens; holds the stemmer (it is `Copy`: each thread
+/// takes its own).
 #[derive(Clone, Copy)]
 pub struct Tokenizer {
     stemmer: Stemmer,
