@@ -150,7 +150,7 @@ impl Server {
     fn memory_recall(&self, Parameters(p): Parameters<RecallParams>) -> CallToolResult {
         let args = recall::Args {
             query: vec![p.query],
-            limit: p.limit.unwrap_or(10).max(1),
+            limit: p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1),
             category: p.category,
             kind: p.kind,
             role: None,

@@ -32,6 +32,10 @@ Examples:
   mem recall --json -- \"--force push\"        (`--` before a query that starts with -)
   mem recall --explain pnpm";
 
+/// How many results recall gives unless asked for more or fewer (the
+/// command line and the MCP tool alike).
+pub const DEFAULT_LIMIT: u16 = 10;
+
 /// Find the memories that best match a query.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -40,7 +44,7 @@ pub struct Args {
     #[arg(required = true, value_name = "QUERY")]
     pub query: Vec<String>,
     /// How many results to show
-    #[arg(short = 'n', long = "limit", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(short = 'n', long = "limit", default_value_t = DEFAULT_LIMIT, value_parser = clap::value_parser!(u16).range(1..))]
     pub limit: u16,
     /// Only this category
     #[arg(long, short)]
