@@ -27,7 +27,7 @@ impl Cached {
     /// [`held`](Self::held), when `f` was also last changed clearly before
     /// this cache was built (see [`match_listings`](Self::match_listings)).
     pub(super) fn current(&self, f: &FileEntry) -> Option<usize> {
-        self.held(f).filter(|_| f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at)
+        self.held(f).filter(|_| f.changed_ns().saturating_add(RACY_NS) < self.names.built_at)
     }
 
     /// Which cached documents are still current, and which files must be
@@ -86,7 +86,7 @@ impl Cached {
                 let current = d < run.end
                     && self.size(d) == f.size
                     && self.mtime(d) == f.stamp()
-                    && f.mtime_ns.saturating_add(RACY_NS) < self.names.built_at
+                    && f.changed_ns().saturating_add(RACY_NS) < self.names.built_at
                     && self.names.slug_bytes(d) == slug;
                 match live.get_mut(d.wrapping_sub(docs.start)) {
                     Some(slot) if current => {
@@ -134,9 +134,16 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
     // part 1 the delta), and files to read and index.
     let mut checks: Vec<(usize, usize, FileEntry)> = Vec::new();
     let mut moved = Vec::new();
+    // A file the delta holds may also match a stale base entry (a same-size
+    // rewrite within one tick of a coarse clock keeps the stamp): the base
+    // is then not marked as built later, or that entry would count as
+    // current and win over the delta.
+    let mut base_stale = false;
     for f in &changed {
         let in_delta = delta.as_ref().and_then(|(d, _)| Some((d.held(f)?, d.current(f))));
-        match (in_delta, base.held(f)) {
+        let in_base = base.held(f);
+        base_stale |= in_delta.is_some() && in_base.is_some();
+        match (in_delta, in_base) {
             (Some((doc, Some(_))), _) => delta_live[doc] = true,
             (Some((doc, None)), _) => checks.push((1, doc, f.clone())),
             (None, Some(doc)) => checks.push((0, doc, f.clone())),
@@ -161,7 +168,7 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
     let changed_now = !read_now.memories.is_empty() || checked.differ.iter().any(|d| d.2);
     for (k, part) in parts.iter().enumerate() {
         // The delta is about to be replaced: no point sealing it.
-        if checked.settled(k) && !(changed_now && k == 1) {
+        if checked.settled(k) && !(changed_now && k == 1) && !(k == 0 && base_stale) {
             confirm(root, part, listed_at);
         }
     }
@@ -279,7 +286,7 @@ pub(super) fn verify(
         if !out.checked.contains(part) {
             out.checked.push(*part);
         }
-        if f.mtime_ns.saturating_add(RACY_NS) >= at && !out.young.contains(part) {
+        if f.changed_ns().saturating_add(RACY_NS) >= at && !out.young.contains(part) {
             out.young.push(*part);
         }
         let now = by_path.remove(&f.rel);

@@ -131,7 +131,9 @@ pub fn list_beside(
     let (listings, problems) = list_with(root, &|category| snapshot.known(category), side);
     if record && listings.iter().any(|l| !l.known) {
         let settled = |l: &&Listing| {
-            !l.problems && l.dir_mtime_ns > 0 && l.dir_mtime_ns.saturating_add(RACY_NS) < listed_at
+            !l.problems
+                && l.dir_changed_ns > 0
+                && l.dir_changed_ns.saturating_add(RACY_NS) < listed_at
         };
         let settled: Vec<&Listing> = listings.iter().filter(settled).collect();
         let recorded: Vec<(String, Vec<u8>)> = settled.iter().map(|l| recorded(l)).collect();

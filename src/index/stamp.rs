@@ -24,7 +24,8 @@ fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("compiled")
 }
 
-/// A digest of every category, file name, size and mtime, and the newest mtime.
+/// A digest of every category, file name, size and stamp, and when the
+/// newest change was (mtime or ctime).
 fn digest(listings: &[Listing]) -> (u64, u64) {
     let mut bytes = Vec::new();
     let mut newest = 0;
@@ -35,27 +36,35 @@ fn digest(listings: &[Listing]) -> (u64, u64) {
             put_bytes(l.name(i).as_bytes(), &mut bytes);
             varint(f.size, &mut bytes);
             varint(f.stamp(), &mut bytes);
-            newest = newest.max(f.mtime_ns);
+            newest = newest.max(f.changed_ns());
         }
     }
     (checksum(&bytes) ^ bytes.len() as u64, newest)
 }
 
-/// `ROOT.md` and each category's `index.md`: size and mtime, or None when
-/// absent. Err when one cannot be looked at.
-fn generated(root: &Root, listings: &[Listing]) -> Result<Vec<Option<(u64, u64)>>, ()> {
+/// Each generated file's size and stamp, None when it is absent.
+type Generated = Vec<Option<(u64, u64)>>;
+
+/// `ROOT.md` and each category's `index.md`: size and stamp (mtime, ctime
+/// and inode, as for memories), or None when absent; and when the newest
+/// of them last changed. Err when one cannot be looked at.
+fn generated(root: &Root, listings: &[Listing]) -> Result<(Generated, u64), ()> {
     let names = std::iter::once(root.dir.join("ROOT.md"))
         .chain(listings.iter().map(|l| l.dir.join("index.md")));
-    names
+    let mut newest = 0;
+    let files = names
         .map(|p| match fs::metadata(&p) {
             Ok(meta) => {
-                let mtime = meta.modified().map_err(|_| ())?;
-                Ok(Some((meta.len(), crate::base::time::epoch_ns(mtime))))
+                let mtime = crate::base::time::epoch_ns(meta.modified().map_err(|_| ())?);
+                let (ctime, ino) = crate::scan::list::ctime_ino(&meta);
+                newest = newest.max(mtime).max(ctime);
+                Ok(Some((meta.len(), crate::scan::stamp(mtime, ctime, ino))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(_) => Err(()),
         })
-        .collect()
+        .collect::<Result<_, ()>>()?;
+    Ok((files, newest))
 }
 
 fn encode(listed_at: u64, written_at: u64, digest: u64, files: &[Option<(u64, u64)>]) -> Vec<u8> {
@@ -107,11 +116,10 @@ pub fn up_to_date(root: &Root, listings: &[Listing]) -> bool {
         return false;
     };
     let (digest_now, newest) = digest(listings);
-    let settled = |mtime: u64| mtime.saturating_add(RACY_NS) < written_at;
     digest_now == digest_then
         && newest.saturating_add(RACY_NS) < listed_at
-        && generated(root, listings).is_ok_and(|files| {
-            files == files_then && files.iter().flatten().all(|(_, mtime)| settled(*mtime))
+        && generated(root, listings).is_ok_and(|(files, changed)| {
+            files == files_then && changed.saturating_add(RACY_NS) < written_at
         })
 }
 
@@ -121,11 +129,8 @@ pub fn up_to_date(root: &Root, listings: &[Listing]) -> bool {
 pub fn record(root: &Root, listings: &[Listing], listed_at: u64) {
     let (digest, newest) = digest(listings);
     let written_at = now_ns();
-    let Ok(files) = generated(root, listings) else { return };
-    let settled = |mtime: u64| mtime.saturating_add(RACY_NS) < written_at;
-    if newest.saturating_add(RACY_NS) < listed_at
-        && files.iter().flatten().all(|(_, mtime)| settled(*mtime))
-    {
+    let Ok((files, changed)) = generated(root, listings) else { return };
+    if newest.saturating_add(RACY_NS) < listed_at && changed.saturating_add(RACY_NS) < written_at {
         let _ =
             write_atomic(&root.dir, &path(root), &encode(listed_at, written_at, digest, &files));
     } else {

@@ -163,3 +163,70 @@ fn a_damaged_delta_is_passed_over_and_written_again() {
     assert_eq!(summary(&ix, "b"), "fact b, edited");
     assert!(index_at(&root, &tok, at + 5 * S).fresh.is_empty(), "written again");
 }
+
+/// Make the cache file at `path` record `stamp` for `facts/<slug>`, as a
+/// file system whose clock ticks once a second would have let a rewrite
+/// keep it: the meta part is sealed again.
+fn record_stamp(root: &Root, path: &std::path::Path, slug: &str, stamp: u64) {
+    let cached = open(root, path).unwrap();
+    let doc = cached.find("facts", slug).unwrap();
+    let at = cached.meta.mtimes + 8 * doc;
+    drop(cached);
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at..at + 8].copy_from_slice(&stamp.to_le_bytes());
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let (meta_at, meta_len) = (HEADER + word(&bytes, 24), word(&bytes, 40));
+    let sum = checksum(&bytes[meta_at..meta_at + meta_len]);
+    bytes[48..56].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(path, &bytes).unwrap();
+}
+
+/// The stamp `facts/<slug>` has now.
+fn stamp_now(root: &Root, slug: &str) -> u64 {
+    let entries = crate::scan::entries(&crate::scan::list(root).0);
+    entries.iter().find(|f| f.rel.slug == slug).unwrap().stamp()
+}
+
+#[test]
+fn a_stale_base_entry_under_the_deltas_stamp_is_never_sealed_as_current() {
+    let (_tmp, root, _) = built_after(0);
+    let at = now_ns();
+    let (listings, problems) = crate::scan::list(&root);
+    rebuild(&root, &listings, problems, &Tokenizer::default(), at);
+    let tok = Tokenizer::default();
+    // Rewritten at the same size in the same tick: the base's stamp holds.
+    write(&root, "facts/a.md", "---\nsummary: fact A\n---\nbody A\n");
+    record_stamp(&root, &path(&root), "a", stamp_now(&root, "a"));
+    assert_eq!(summary(&index_at(&root, &tok, at + S / 2), "a"), "fact A");
+    assert!(delta_path(&root).exists());
+    // Later runs: b and c are old enough to seal the base, but a's base
+    // entry is stale under a stamp the delta holds.
+    for k in 1..4 {
+        let ix = index_at(&root, &tok, at + k * 3 * S);
+        assert_eq!(summary(&ix, "a"), "fact A", "run {k}");
+    }
+    assert_eq!(open(&root, &path(&root)).unwrap().names.built_at, at, "the base is not sealed");
+}
+
+#[test]
+fn a_restored_mtime_does_not_make_a_fresh_write_look_settled() {
+    let (_tmp, root, _) = built_after(3 * S);
+    let tok = Tokenizer::default();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    let set_old = |slug: &str| {
+        let file =
+            std::fs::File::options().write(true).open(root.dir.join(format!("facts/{slug}.md")));
+        file.unwrap().set_modified(old).unwrap();
+    };
+    write(&root, "facts/a.md", "---\nsummary: fact 2\n---\nbody a\n");
+    set_old("a");
+    let built = now_ns();
+    assert_eq!(summary(&index_at(&root, &tok, built), "a"), "fact 2");
+    // Rewritten at the same size within the tick, mtime put back: on a
+    // coarse clock the delta's stamp still matches.
+    write(&root, "facts/a.md", "---\nsummary: fact 3\n---\nbody a\n");
+    set_old("a");
+    record_stamp(&root, &delta_path(&root), "a", stamp_now(&root, "a"));
+    // Its mtime says 2020; its ctime says just now: it is read again.
+    assert_eq!(summary(&index_at(&root, &tok, built + S), "a"), "fact 3");
+}

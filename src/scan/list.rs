@@ -17,8 +17,10 @@ use crate::roots::Root;
 pub struct Listing {
     pub category: String,
     pub dir: PathBuf,
-    /// The folder's modification time before it was read (nanoseconds).
-    pub dir_mtime_ns: u64,
+    /// When the folder last changed before it was read, the later of its
+    /// mtime and ctime (nanoseconds): a restored mtime cannot make it look
+    /// settled.
+    pub dir_changed_ns: u64,
     /// [`stamp`] of the folder's mtime, ctime and inode before it was read:
     /// what identifies its contents (a restored mtime keeps the ctime moved).
     pub dir_stamp: u64,
@@ -44,6 +46,11 @@ pub struct Listed {
 }
 
 impl Listed {
+    /// See [`FileEntry::changed_ns`].
+    pub fn changed_ns(&self) -> u64 {
+        self.mtime_ns.max(self.ctime_ns)
+    }
+
     /// See [`FileEntry::stamp`].
     pub fn stamp(&self) -> u64 {
         stamp(self.mtime_ns, self.ctime_ns, self.ino)
@@ -193,13 +200,13 @@ fn mtime_ns(meta: &fs::Metadata) -> u64 {
 
 /// Status change time (nanoseconds) and inode of a file (0 where unknown).
 #[cfg(unix)]
-fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
+pub(crate) fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (nanos(meta.ctime(), meta.ctime_nsec()), meta.ino())
 }
 
 #[cfg(not(unix))]
-fn ctime_ino(_: &fs::Metadata) -> (u64, u64) {
+pub(crate) fn ctime_ino(_: &fs::Metadata) -> (u64, u64) {
     (0, 0)
 }
 
@@ -217,15 +224,15 @@ fn known_category<'k>(
         rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .ok()?;
     let st = rustix::fs::fstat(&folder).ok()?;
-    let dir_mtime_ns = stat_mtime_ns(&st);
-    let dir_stamp = stamp(dir_mtime_ns, stat_ctime_ns(&st), st.st_ino);
+    let (dir_mtime_ns, dir_ctime_ns) = (stat_mtime_ns(&st), stat_ctime_ns(&st));
+    let dir_stamp = stamp(dir_mtime_ns, dir_ctime_ns, st.st_ino);
     if dir_stamp != mtime {
         return None;
     }
     let mut listing = Listing {
         category: category.to_string(),
         dir: dir.to_path_buf(),
-        dir_mtime_ns,
+        dir_changed_ns: dir_mtime_ns.max(dir_ctime_ns),
         dir_stamp,
         known: true,
         ..Listing::default()
@@ -293,8 +300,9 @@ fn list_category(root: &Path, category: &str, dir: &Path, problems: &mut Vec<Pro
     // folder look changed next time, never unchanged.
     if let Ok(meta) = fs::metadata(dir) {
         let (ctime_ns, ino) = ctime_ino(&meta);
-        listing.dir_mtime_ns = mtime_ns(&meta);
-        listing.dir_stamp = stamp(listing.dir_mtime_ns, ctime_ns, ino);
+        let dir_mtime_ns = mtime_ns(&meta);
+        listing.dir_changed_ns = dir_mtime_ns.max(ctime_ns);
+        listing.dir_stamp = stamp(dir_mtime_ns, ctime_ns, ino);
     }
     let reported = problems.len();
     let entries = match fs::read_dir(dir) {

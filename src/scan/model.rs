@@ -107,6 +107,13 @@ pub struct FileEntry {
 }
 
 impl FileEntry {
+    /// When the file last changed: the later of its mtime and ctime. An
+    /// edit is recent if either is; a restored mtime (`touch -r`) cannot
+    /// make a file just written look settled.
+    pub fn changed_ns(&self) -> u64 {
+        self.mtime_ns.max(self.ctime_ns)
+    }
+
     /// What identifies this version of the file: size apart, its mtime,
     /// ctime and inode in one number. An edit that keeps the size and puts
     /// the mtime back (`touch -r`) still changes the ctime; a file replaced

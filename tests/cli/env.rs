@@ -134,18 +134,25 @@ impl Env {
 }
 
 /// Set `path` and, for a folder, everything in it but `.cache`, to
-/// 2023-11-14T22:13:20Z.
+/// 2023-11-14T22:13:20Z, then wait out the two seconds in which a change is
+/// never trusted: setting a time changes the ctime, and a file whose mtime
+/// or ctime is that recent is read again whatever its mtime says.
 pub fn settle(path: &Path) {
+    backdate(path);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+}
+
+fn backdate(path: &Path) {
     let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
     if path.is_dir() {
         for entry in fs::read_dir(path).unwrap().flatten() {
             if entry.file_name() != ".cache" {
-                settle(&entry.path());
+                backdate(&entry.path());
             }
         }
     }
     let file = if path.is_dir() {
-        fs::File::open(path)
+        fs::File::options().read(true).open(path)
     } else {
         fs::File::options().write(true).open(path)
     };
