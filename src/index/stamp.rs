@@ -56,7 +56,7 @@ fn generated(root: &Root, listings: &[Listing]) -> Result<(Generated, u64), ()> 
         .map(|p| match fs::metadata(&p) {
             Ok(meta) => {
                 let mtime = crate::base::time::epoch_ns(meta.modified().map_err(|_| ())?);
-                let (ctime, ino) = crate::scan::list::ctime_ino(&meta);
+                let (ctime, ino) = crate::scan::listing::ctime_ino(&meta);
                 newest = newest.max(mtime).max(ctime);
                 Ok(Some((meta.len(), crate::scan::stamp(mtime, ctime, ino))))
             }

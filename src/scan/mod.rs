@@ -4,17 +4,16 @@
 //! Layout is fixed by the spec: `<root>/<category>/<slug>.md`. Hidden entries,
 //! `ROOT.md` and `index.md` are never memories; anything else that looks like
 //! one but is misplaced is reported, not silently skipped.
-
 //!
-//! [`model`] holds what a scan yields, [`list`] finds the files, [`load`]
-//! reads them.
+//! [`model`] holds what a scan yields, [`listing`] finds the files,
+//! [`reading`] reads them.
 
-pub mod list;
-pub mod load;
+pub mod listing;
 pub mod model;
+pub mod reading;
 
 /// Files larger than this are reported and skipped.
 pub use crate::files::MAX_FILE_BYTES;
-pub use list::{Known, Listed, Listing, entries, list, list_with, walk};
-pub use load::{load, load_files, load_files_counted};
+pub use listing::{Known, Listed, Listing, entries, list, list_with, walk};
 pub use model::{FileEntry, Problem, Scan, Tree, resolve, stamp};
+pub use reading::{load, load_files, load_files_counted};

@@ -92,7 +92,7 @@ pub fn resolve(scans: impl IntoIterator<Item = (Scope, Scan)>) -> Tree {
     tree
 }
 
-/// A memory file found by [`walk`], with what identifies its version.
+/// A memory file found by [`walk`](super::listing::walk), with what identifies its version.
 #[derive(Debug, Clone)]
 pub struct FileEntry {
     pub rel: RelPath,

@@ -9,37 +9,39 @@
 //! matches the session has not been shown. The budget caps every line
 //! printed; a project root's text reaches the agent only as far as the user
 //! trusted it (see [`crate::trust`]).
+//!
+//! `run` gathers the candidates in rank order; `report` holds the block as
+//! data, `parts` turns memories into its entries and rows, `place` fits
+//! them to the budget, `cost` measures them, `render` prints them.
 
+mod cost;
 mod input;
+mod parts;
+mod place;
 mod plan;
 mod render;
+mod report;
+
+pub use report::{Entry, Format, LeftOut, Plan, Report, Section};
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-
-use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::base::text::estimate_tokens;
-use crate::base::time::{Lang, relative_age};
 use crate::context::Context;
 use crate::glob;
-use crate::index::{Library, index_all_read};
+use crate::index::index_all_read;
 use crate::memory::Memory;
-use crate::output::Style;
-use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
 use crate::session;
 use crate::state::{self, Hits};
 use crate::trust::{Gate, RootMd};
+use parts::{best_matches, track};
+use report::{Candidate, Pending};
 
-use crate::base::time::DAY_MS;
 /// The budget at session start.
 pub const SESSION_BUDGET: usize = 2000;
 /// The budget per prompt (`--query -`): matches only, a few of them.
 pub const PROMPT_BUDGET: usize = 400;
-/// Query matches considered.
-const MATCHES: usize = 10;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -89,102 +91,6 @@ pub struct Args {
     /// The agent session this block is for (what it was shown is remembered)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-}
-
-/// How the block is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    Markdown,
-    Xml,
-}
-
-/// Why an entry is in the block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Section {
-    Rule,
-    Pinned,
-    File,
-    Match,
-}
-
-/// One memory in the block.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entry {
-    pub section: Section,
-    pub path: String,
-    pub root: Scope,
-    pub title: String,
-    pub kind: String,
-    pub text: String,
-    /// The whole body: every rule's, and pinned ones' with `--full`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    pub age: String,
-    /// Epoch ms of the version shown.
-    pub updated: i64,
-    /// Older than a day: shown with a reminder to verify before relying on it.
-    pub stale: bool,
-}
-
-/// A root's ROOT.md plan.
-#[derive(Debug, Clone, Serialize)]
-pub struct Plan {
-    pub root: Scope,
-    pub text: String,
-}
-
-/// What did not fit the budget.
-#[derive(Debug, Default, Clone, Serialize)]
-pub struct LeftOut {
-    /// Memories left out.
-    pub count: usize,
-    /// The first few of them, in rank order.
-    pub names: Vec<String>,
-    /// The routing table was left out.
-    pub routing: bool,
-    /// Its triggers.
-    pub triggers: usize,
-}
-
-/// The context block.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub query: Option<String>,
-    pub session: Option<String>,
-    pub budget: usize,
-    /// Tokens of the block as printed.
-    pub used: usize,
-    pub plans: Vec<Plan>,
-    pub entries: Vec<Entry>,
-    /// (trigger, file) rows, when they fit the budget.
-    pub routing: Vec<(String, String)>,
-    pub left_out: LeftOut,
-    /// Tokens the hard rules need, when they alone exceed the budget.
-    pub rules_over_budget: Option<usize>,
-    /// Project roots not injected because they are not trusted.
-    pub untrusted: Vec<PathBuf>,
-    /// Project files held back: added or changed since the root was trusted.
-    pub held_back: Vec<String>,
-    #[serde(skip)]
-    format: Format,
-    #[serde(skip)]
-    lang: Lang,
-    #[serde(skip)]
-    json: bool,
-    /// Per prompt: matches only, no title.
-    #[serde(skip)]
-    prompt_mode: bool,
-    #[serde(skip)]
-    pending: Option<Pending>,
-}
-
-/// One thing that may go into the block, in rank order.
-enum Candidate {
-    Plan(Plan),
-    Memory(Section, usize),
-    Routing,
 }
 
 /// Build the block.
@@ -395,124 +301,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         prompt_mode,
         pending: None,
     };
-    // Rank order; an entry that does not fit is left out with every
-    // lower-ranked entry of its section. What is placed is kept in `placed`
-    // (plans, entries, routing) to be undone from the end if the footer
-    // does not fit.
-    let mut full_sections: HashSet<u8> = HashSet::new();
-    let section_key = |c: &Candidate| match c {
-        Candidate::Plan(_) | Candidate::Memory(Section::Rule, _) => 0u8,
-        Candidate::Memory(Section::Pinned, _) => 1,
-        Candidate::Routing => 2,
-        Candidate::Memory(Section::File, _) => 3,
-        Candidate::Memory(Section::Match, _) => 4,
-    };
-    let mut left_out_paths: Vec<String> = Vec::new();
-    let (mut left_out, mut name_checks) = (0usize, 0usize);
-    let mut rules_need = 0usize;
-    let mut used = report.frame_tokens();
-    let mut placed: Vec<Placed> = Vec::new();
-    for c in candidates {
-        let key = section_key(&c);
-        match c {
-            Candidate::Plan(plan) => {
-                let cost = report.cost_plan(&plan);
-                rules_need += cost;
-                if !full_sections.contains(&key) && used + cost <= budget {
-                    used += cost;
-                    report.plans.push(plan);
-                    placed.push(Placed::Plan);
-                } else {
-                    full_sections.insert(key);
-                    report.rules_over_budget = Some(0);
-                    let name = match plan.root {
-                        Scope::Project => "ROOT.md (plan)",
-                        Scope::Global => "global ROOT.md (plan)",
-                    };
-                    left_out += 1;
-                    if left_out_paths.len() < 3 {
-                        left_out_paths.push(name.to_string());
-                    }
-                }
-            }
-            Candidate::Routing => {
-                // Costed from the index first: a table that cannot fit is
-                // left out without reading a file.
-                let (count, cost) = report.cost_routing_of(&visible, &memories);
-                if count == 0 {
-                    continue;
-                }
-                let fits = used + cost <= budget;
-                if !fits {
-                    report.left_out.routing = true;
-                    report.left_out.triggers = count;
-                    continue;
-                }
-                let rows = routing_rows(&visible, &memories, &mut |d| trusted(d, &mut held_back));
-                let cost = report.cost_routing(&rows);
-                if rows.is_empty() {
-                    continue;
-                }
-                if used + cost <= budget {
-                    used += cost;
-                    report.routing = rows;
-                    placed.push(Placed::Routing);
-                } else {
-                    report.left_out.routing = true;
-                    report.left_out.triggers = rows.len();
-                }
-            }
-            Candidate::Memory(section, d) => {
-                if full_sections.contains(&key) {
-                    // Left out: counted (and costed, for the rules) from the
-                    // index, never read; only a name that is printed is
-                    // checked first, so no untrusted file is named as a memory.
-                    if section == Section::Rule {
-                        rules_need += report.cost_entry(&entry(section, &memories[d], ctx, true));
-                    }
-                    left_out += 1;
-                    if left_out_paths.len() < 3 && name_checks < 16 {
-                        name_checks += 1;
-                        if let Some(m) = trusted(d, &mut held_back) {
-                            left_out_paths.push(m.file());
-                        }
-                    }
-                    continue;
-                }
-                let Some(m) = trusted(d, &mut held_back) else { continue };
-                let e = entry(section, &m, ctx, section == Section::Rule || args.full);
-                let cost = report.cost_entry(&e);
-                if section == Section::Rule {
-                    rules_need += cost;
-                }
-                if used + cost <= budget {
-                    used += cost;
-                    report.entries.push(e);
-                    placed.push(Placed::Entry);
-                } else {
-                    full_sections.insert(key);
-                    left_out += 1;
-                    if left_out_paths.len() < 3 {
-                        left_out_paths.push(m.file());
-                    }
-                    if section == Section::Rule {
-                        report.rules_over_budget = Some(0);
-                    }
-                }
-            }
-        }
-    }
+    let mut needs = place::place(
+        &mut report,
+        candidates,
+        &place::Sources { ctx, visible: &visible, memories: &memories, full: args.full },
+        &mut |d, held_back| trusted(d, held_back),
+        &mut held_back,
+    );
     if report.rules_over_budget.is_some() {
-        report.rules_over_budget = Some(rules_need + report.frame_tokens());
+        report.rules_over_budget = Some(needs.rules + report.frame_tokens());
     }
     held_back.sort();
     held_back.dedup();
     report.held_back = held_back;
-    report.left_out.count = left_out;
-    report.left_out.names = left_out_paths;
+    report.left_out.count = needs.left_out;
+    report.left_out.names = needs.names;
     // The footer counts too: undo from the end until the whole block fits.
     loop {
-        if report.measure() <= budget || !report.undo(placed.pop()) {
+        if report.measure() <= budget || !report.undo(needs.placed.pop()) {
             break;
         }
     }
@@ -540,15 +346,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     Ok(report)
 }
 
-/// What a printed block still has to record.
-#[derive(Debug)]
-struct Pending {
-    roots: Vec<Root>,
-    shown: Option<session::Shown>,
-    fresh: bool,
-    track: bool,
-}
-
 impl Report {
     /// Count hits and remember what the session was shown: called once the
     /// block was written whole.
@@ -562,238 +359,5 @@ impl Report {
             let entries = self.entries.iter().map(|e| (e.root, e.path.as_str(), e.updated));
             shown.record(entries, p.fresh, ctx.now_ms);
         }
-    }
-}
-
-/// What was placed, so that it can be taken back from the end.
-enum Placed {
-    Plan,
-    Entry,
-    Routing,
-}
-
-impl Report {
-    /// The block as printed, in its format (or as JSON).
-    /// Exactly what is printed: control and invisible characters already
-    /// shown escaped, so what the budget measures is what the terminal or
-    /// agent gets.
-    fn text(&self) -> String {
-        if self.json {
-            if self.is_empty() {
-                return String::new();
-            }
-            serde_json::to_string_pretty(self).unwrap_or_default()
-        } else {
-            crate::base::text::terminal_safe(&self.render(), false).into_owned()
-        }
-    }
-
-    /// The block's tokens as printed, with `used` itself filled in.
-    fn measure(&mut self) -> usize {
-        for _ in 0..3 {
-            let now = estimate_tokens(&self.text());
-            if now == self.used {
-                break;
-            }
-            self.used = now;
-        }
-        self.used
-    }
-
-    /// Take back the last thing placed; false when there was none.
-    fn undo(&mut self, last: Option<Placed>) -> bool {
-        match last {
-            None => false,
-            Some(Placed::Plan) => {
-                if let Some(plan) = self.plans.pop() {
-                    self.left_out.count += 1;
-                    let name = match plan.root {
-                        Scope::Project => "ROOT.md (plan)",
-                        Scope::Global => "global ROOT.md (plan)",
-                    };
-                    if self.left_out.names.len() < 3 {
-                        self.left_out.names.insert(0, name.to_string());
-                    }
-                }
-                true
-            }
-            Some(Placed::Routing) => {
-                self.left_out.routing = true;
-                self.left_out.triggers = self.routing.len();
-                self.routing.clear();
-                true
-            }
-            Some(Placed::Entry) => {
-                if let Some(e) = self.entries.pop() {
-                    self.left_out.count += 1;
-                    if self.left_out.names.len() < 3 {
-                        self.left_out.names.insert(0, e.path);
-                    }
-                }
-                true
-            }
-        }
-    }
-
-    /// Tokens of the frame: title, notes and footer with nothing placed yet.
-    fn frame_tokens(&self) -> usize {
-        let w = self.words();
-        let mut text = format!("# {}\n_{}_\n{}\n", w.title, w.snapshot, w.more);
-        for line in self.footer() {
-            text.push_str(&line);
-        }
-        estimate_tokens(&text) + 16
-    }
-
-    fn cost_entry(&self, e: &Entry) -> usize {
-        let text = if self.json {
-            serde_json::to_string(e).unwrap_or_default()
-        } else {
-            format!(
-                "## x\n- **{}**: {} (`{}`, {}, {}) {}",
-                e.title,
-                e.text,
-                e.path,
-                e.age,
-                self.words().verify,
-                e.body.as_deref().map_or(String::new(), crate::base::text::md_fence)
-            )
-        };
-        estimate_tokens(&text) + if self.format == Format::Xml { 24 } else { 2 }
-    }
-
-    fn cost_plan(&self, p: &Plan) -> usize {
-        estimate_tokens(&p.text) + estimate_tokens(self.words().plan_global) + 8
-    }
-
-    /// Rows and cost of the routing table as the index has it, before any
-    /// file is read: a table that cannot fit is never built.
-    fn cost_routing_of(&self, visible: &[usize], memories: &[Memory]) -> (usize, usize) {
-        let per_row = if self.format == Format::Xml { 8 } else { 2 };
-        let (mut rows, mut cost) = (0, estimate_tokens(self.words().routing));
-        for m in visible.iter().map(|&d| &memories[d]) {
-            let file = estimate_tokens(&m.path.category) + estimate_tokens(&m.path.slug) + 1;
-            for t in &m.load_when {
-                rows += 1;
-                cost += estimate_tokens(t) + file + per_row;
-            }
-        }
-        (rows, cost)
-    }
-
-    fn cost_routing(&self, rows: &[(String, String)]) -> usize {
-        let per_row = if self.format == Format::Xml { 8 } else { 2 };
-        estimate_tokens(self.words().routing)
-            + rows
-                .iter()
-                .map(|(t, f)| estimate_tokens(t) + estimate_tokens(f) + per_row)
-                .sum::<usize>()
-    }
-}
-
-/// The routing table's rows, from the memories that may reach the agent.
-fn routing_rows(
-    visible: &[usize],
-    memories: &[Memory],
-    trusted: &mut dyn FnMut(usize) -> Option<Memory>,
-) -> Vec<(String, String)> {
-    let mut rows: Vec<(String, String)> = Vec::new();
-    for &d in visible {
-        if memories[d].load_when.is_empty() {
-            continue;
-        }
-        if let Some(m) = trusted(d) {
-            rows.extend(m.load_when.iter().map(|t| (t.clone(), m.file())));
-        }
-    }
-    rows.sort();
-    rows.dedup();
-    rows
-}
-
-fn best_matches(
-    ctx: &Context,
-    states: &[(Scope, state::State)],
-    memories: &[Memory],
-    lib: &Library,
-    query: &str,
-    visible: &dyn Fn(usize, &Memory) -> bool,
-) -> Vec<usize> {
-    let signals = crate::commands::recall::signals(memories.len(), states, |s, c, slug| {
-        lib.docs.find(s, c, slug)
-    });
-    let req = Request {
-        query,
-        limit: MATCHES,
-        now_ms: ctx.now_ms,
-        signals: &signals,
-        filter: visible,
-        explain: false,
-    };
-    rank(&lib.corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
-}
-
-fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool) -> Entry {
-    let shows_body = with_body && !m.body.trim().is_empty();
-    // A summary cut from the body says again what the body says in full.
-    let mut text = if shows_body && m.summary_derived {
-        String::new()
-    } else if m.summary.is_empty() {
-        crate::memory::truncate(&m.body, 280)
-    } else {
-        m.summary.clone()
-    };
-    if !m.highlight.is_empty() {
-        if !text.is_empty() {
-            text.push_str(" — ");
-        }
-        text.push_str(&m.highlight);
-    }
-    // Line breaks as `\n` whatever the file used (a CR would print escaped).
-    let body = m.body.replace("\r\n", "\n").replace('\r', "\n");
-    // The body's own first heading repeats the title shown just above it.
-    let mut body = body.trim();
-    if let Some(first) = body.lines().next()
-        && first.starts_with('#')
-        && first.trim_start_matches('#').trim() == m.title.trim()
-    {
-        body = body[first.len()..].trim();
-    }
-    Entry {
-        section,
-        path: m.file(),
-        root: m.scope,
-        title: m.title.clone(),
-        kind: m.kind.clone(),
-        text,
-        body: (shows_body && !body.is_empty()).then(|| body.to_string()),
-        updated: m.updated,
-        age: relative_age(m.updated, ctx.now_ms, ctx.lang),
-        stale: ctx.now_ms - m.updated > DAY_MS,
-    }
-}
-
-/// Count a hit for each match that made it into the block.
-fn track(ctx: &Context, roots: &[&Root], report: &Report) {
-    for root in roots {
-        let paths: Vec<String> = report
-            .entries
-            .iter()
-            .filter(|e| e.root == root.scope && matches!(e.section, Section::File | Section::Match))
-            .map(|e| e.path.clone())
-            .collect();
-        // Hit counts are derived data: a read-only root still gets its context.
-        let _ = state::record(&root.dir, &paths, ctx.now_ms);
-    }
-}
-
-impl crate::output::Report for Report {
-    fn human(&self, _style: &Style) -> String {
-        self.text()
-    }
-
-    fn json_text(&self) -> Option<String> {
-        let text = self.text();
-        Some(if text.is_empty() { text } else { text + "\n" })
     }
 }

@@ -2,7 +2,7 @@
 //! it ([`md_line`]); bodies are fenced so that they cannot close their block
 //! ([`md_fence`]); XML is escaped.
 
-use super::{Format, Report, Section};
+use super::report::{Format, Report, Section};
 use crate::base::text::{md_fence, md_line};
 use crate::base::time::Lang;
 use crate::roots::Scope;

@@ -1,0 +1,139 @@
+//! What the block costs: measured as printed, each part costed before it
+//! is placed, the last part placed taken back when the footer does not fit.
+
+use crate::base::text::estimate_tokens;
+use crate::memory::Memory;
+use crate::output::Style;
+use crate::roots::Scope;
+
+use super::report::{Entry, Format, Placed, Plan, Report};
+
+impl Report {
+    /// The block as printed, in its format (or as JSON).
+    /// Exactly what is printed: control and invisible characters already
+    /// shown escaped, so what the budget measures is what the terminal or
+    /// agent gets.
+    pub(super) fn text(&self) -> String {
+        if self.json {
+            if self.is_empty() {
+                return String::new();
+            }
+            serde_json::to_string_pretty(self).unwrap_or_default()
+        } else {
+            crate::base::text::terminal_safe(&self.render(), false).into_owned()
+        }
+    }
+
+    /// The block's tokens as printed, with `used` itself filled in.
+    pub(super) fn measure(&mut self) -> usize {
+        for _ in 0..3 {
+            let now = estimate_tokens(&self.text());
+            if now == self.used {
+                break;
+            }
+            self.used = now;
+        }
+        self.used
+    }
+
+    /// Take back the last thing placed; false when there was none.
+    pub(super) fn undo(&mut self, last: Option<Placed>) -> bool {
+        match last {
+            None => false,
+            Some(Placed::Plan) => {
+                if let Some(plan) = self.plans.pop() {
+                    self.left_out.count += 1;
+                    let name = match plan.root {
+                        Scope::Project => "ROOT.md (plan)",
+                        Scope::Global => "global ROOT.md (plan)",
+                    };
+                    if self.left_out.names.len() < 3 {
+                        self.left_out.names.insert(0, name.to_string());
+                    }
+                }
+                true
+            }
+            Some(Placed::Routing) => {
+                self.left_out.routing = true;
+                self.left_out.triggers = self.routing.len();
+                self.routing.clear();
+                true
+            }
+            Some(Placed::Entry) => {
+                if let Some(e) = self.entries.pop() {
+                    self.left_out.count += 1;
+                    if self.left_out.names.len() < 3 {
+                        self.left_out.names.insert(0, e.path);
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Tokens of the frame: title, notes and footer with nothing placed yet.
+    pub(super) fn frame_tokens(&self) -> usize {
+        let w = self.words();
+        let mut text = format!("# {}\n_{}_\n{}\n", w.title, w.snapshot, w.more);
+        for line in self.footer() {
+            text.push_str(&line);
+        }
+        estimate_tokens(&text) + 16
+    }
+
+    pub(super) fn cost_entry(&self, e: &Entry) -> usize {
+        let text = if self.json {
+            serde_json::to_string(e).unwrap_or_default()
+        } else {
+            format!(
+                "## x\n- **{}**: {} (`{}`, {}, {}) {}",
+                e.title,
+                e.text,
+                e.path,
+                e.age,
+                self.words().verify,
+                e.body.as_deref().map_or(String::new(), crate::base::text::md_fence)
+            )
+        };
+        estimate_tokens(&text) + if self.format == Format::Xml { 24 } else { 2 }
+    }
+
+    pub(super) fn cost_plan(&self, p: &Plan) -> usize {
+        estimate_tokens(&p.text) + estimate_tokens(self.words().plan_global) + 8
+    }
+
+    /// Rows and cost of the routing table as the index has it, before any
+    /// file is read: a table that cannot fit is never built.
+    pub(super) fn cost_routing_of(&self, visible: &[usize], memories: &[Memory]) -> (usize, usize) {
+        let per_row = if self.format == Format::Xml { 8 } else { 2 };
+        let (mut rows, mut cost) = (0, estimate_tokens(self.words().routing));
+        for m in visible.iter().map(|&d| &memories[d]) {
+            let file = estimate_tokens(&m.path.category) + estimate_tokens(&m.path.slug) + 1;
+            for t in &m.load_when {
+                rows += 1;
+                cost += estimate_tokens(t) + file + per_row;
+            }
+        }
+        (rows, cost)
+    }
+
+    pub(super) fn cost_routing(&self, rows: &[(String, String)]) -> usize {
+        let per_row = if self.format == Format::Xml { 8 } else { 2 };
+        estimate_tokens(self.words().routing)
+            + rows
+                .iter()
+                .map(|(t, f)| estimate_tokens(t) + estimate_tokens(f) + per_row)
+                .sum::<usize>()
+    }
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, _style: &Style) -> String {
+        self.text()
+    }
+
+    fn json_text(&self) -> Option<String> {
+        let text = self.text();
+        Some(if text.is_empty() { text } else { text + "\n" })
+    }
+}
