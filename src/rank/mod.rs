@@ -3,7 +3,10 @@
 
 pub mod corpus;
 pub mod explain;
+pub mod fields;
 pub mod highlight;
 pub mod score;
+pub mod stats;
 pub mod stopwords;
+pub mod terms;
 pub mod tokenize;
