@@ -161,6 +161,16 @@ impl Memory {
     }
 }
 
+/// The context budget at session start, in estimated tokens: what the
+/// always-resident memories (rules and pinned) of a root should fit in.
+pub const RESIDENT_BUDGET: usize = 2000;
+
+/// Estimated tokens of the always-resident memories among `memories`
+/// (compare with [`RESIDENT_BUDGET`]).
+pub fn resident_total<'a>(memories: impl IntoIterator<Item = &'a Memory>) -> usize {
+    memories.into_iter().filter(|m| m.is_resident()).map(Memory::resident_tokens).sum()
+}
+
 /// `rule` under `rules/`, else `fact`.
 pub fn default_kind(path: &RelPath) -> &'static str {
     if path.category == "rules" { "rule" } else { "fact" }

@@ -10,12 +10,12 @@ use serde::Serialize;
 use crate::base::error::Result;
 use crate::base::secrets;
 use crate::commands::compile::stale;
-use crate::commands::remember::DEFAULT_BUDGET;
 use crate::commands::stats::max_entries;
 use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::memory::Memory;
+use crate::memory::{RESIDENT_BUDGET, resident_total};
 use crate::output::Style;
 use crate::roots::Root;
 use crate::scan::walk;
@@ -145,17 +145,12 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: "repair the markers by hand".into(),
         });
     }
-    let resident: usize = read
-        .iter()
-        .map(|r| &r.memory)
-        .filter(|m| m.is_resident())
-        .map(Memory::resident_tokens)
-        .sum();
-    if resident > DEFAULT_BUDGET {
+    let resident = resident_total(read.iter().map(|r| &r.memory));
+    if resident > RESIDENT_BUDGET {
         out.push(Finding {
             file: root.dir.clone(),
             line: None,
-            problem: format!("rules and pinned memories take about {resident} tokens, over the {DEFAULT_BUDGET}-token budget"),
+            problem: format!("rules and pinned memories take about {resident} tokens, over the {RESIDENT_BUDGET}-token budget"),
             fix: "shorten them, move detail out of rules/, or unpin some".into(),
         });
     }

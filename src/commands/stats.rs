@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
-use crate::commands::remember::DEFAULT_BUDGET;
 use crate::context::Context;
 use crate::memory::Memory;
+use crate::memory::RESIDENT_BUDGET;
 use crate::output::Style;
 use crate::roots::Scope;
 use crate::scan::{load_files, walk};
@@ -116,9 +116,9 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
                 stats.memories
             ));
         }
-        if stats.resident_tokens > DEFAULT_BUDGET {
+        if stats.resident_tokens > RESIDENT_BUDGET {
             warnings.push(format!(
-                "the always-resident memories of the {} root take about {} tokens, over the {DEFAULT_BUDGET}-token budget",
+                "the always-resident memories of the {} root take about {} tokens, over the {RESIDENT_BUDGET}-token budget",
                 root.scope.name(),
                 stats.resident_tokens
             ));
@@ -152,7 +152,7 @@ fn root_stats(
         newest: None,
         bytes,
         resident_tokens: 0,
-        budget: DEFAULT_BUDGET,
+        budget: RESIDENT_BUDGET,
         max_entries: max,
     };
     let mut top = Vec::new();

@@ -39,7 +39,7 @@ use parts::{best_matches, track};
 use report::{Candidate, Pending};
 
 /// The budget at session start.
-pub const SESSION_BUDGET: usize = 2000;
+pub const SESSION_BUDGET: usize = crate::memory::RESIDENT_BUDGET;
 /// The budget per prompt (`--query -`): matches only, a few of them.
 pub const PROMPT_BUDGET: usize = 400;
 

@@ -1,0 +1,51 @@
+//! `mem remember`'s command line.
+
+const EXAMPLES: &str = "\
+Examples:
+  mem remember rules/deploy-pnpm \"部署脚本用 pnpm 而不是 npm\" --load-when 部署 --pin
+  mem remember decisions/orm \"We use Drizzle\" --kind decision --supersedes decisions/prisma
+  git log -1 --format=%B | mem remember facts/last-release -
+  mem remember facts/node-version --summary \"Node 22 everywhere\"   (update one field)";
+
+/// Create or update a memory.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The memory, as CATEGORY/SLUG
+    pub path: String,
+    /// The Markdown body; `-` reads it from stdin. On update, omit it to keep the body
+    pub body: Option<String>,
+    /// Display title (default: the body's first heading)
+    #[arg(long)]
+    pub title: Option<String>,
+    /// One-line summary (default: the body's first paragraph)
+    #[arg(long)]
+    pub summary: Option<String>,
+    /// The key point, one line
+    #[arg(long)]
+    pub highlight: Option<String>,
+    /// fact, rule, decision, preference, pitfall, lesson, reference, …
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// A phrase that should pull this memory in (repeatable; replaces the list)
+    #[arg(long = "load-when", value_name = "PHRASE")]
+    pub load_when: Vec<String>,
+    /// A tag (repeatable, or comma-separated; replaces the list)
+    #[arg(long = "tag", alias = "tags", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Always show this memory first
+    #[arg(long, conflicts_with = "unpin")]
+    pub pin: bool,
+    /// Stop pinning this memory
+    #[arg(long)]
+    pub unpin: bool,
+    /// Make the memory private to one agent role
+    #[arg(long)]
+    pub role: Option<String>,
+    /// The older memory this one replaces (it gets `superseded_by`)
+    #[arg(long, value_name = "CATEGORY/SLUG")]
+    pub supersedes: Option<String>,
+    /// Save even though the text looks like it holds a credential
+    #[arg(long)]
+    pub allow_secret: bool,
+}

@@ -1,0 +1,145 @@
+//! The memory a `mem remember` writes: the body it was given, a new file's
+//! frontmatter, or an update of only the keys it was given.
+
+use std::io::Read;
+
+use yaml_serde::Value;
+
+use crate::base::error::{Error, Result};
+use crate::context::Context;
+use crate::frontmatter::Document;
+use crate::memory::date_ms;
+use crate::relpath::RelPath;
+use crate::roots::Root;
+
+use super::args::Args;
+
+pub(super) fn read_body(arg: Option<&str>) -> Result<Option<String>> {
+    let mut body = match arg {
+        None => return Ok(None),
+        Some("-") => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::input(format!("cannot read the body from stdin: {e}")))?;
+            String::from_utf8(buf)
+                .map_err(|_| Error::input("the body on stdin is not valid UTF-8"))?
+        }
+        Some(text) => text.to_string(),
+    };
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    Ok(Some(body))
+}
+
+/// The file's text and parsed form, or None when it does not exist.
+pub(super) fn read_existing(
+    root: &Root,
+    file: &std::path::Path,
+) -> Result<Option<(String, Document)>> {
+    let Some(text) = crate::files::text(&root.dir, file)? else { return Ok(None) };
+    let doc = Document::parse(&text).map_err(|e| {
+        Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
+            .hint("fix the frontmatter by hand; mem does not rewrite a file it cannot read")
+    })?;
+    Ok(Some((text, doc)))
+}
+
+/// The document of a new memory.
+pub(super) fn draft_create(
+    ctx: &Context,
+    rel: &RelPath,
+    args: &Args,
+    body: Option<String>,
+) -> Result<Document> {
+    let body = body.filter(|b| !b.trim().is_empty());
+    if body.is_none() && args.summary.is_none() {
+        return Err(Error::input(format!("nothing to remember for {rel}"))
+            .hint("give the text as BODY, `-` to read stdin, or at least --summary"));
+    }
+    let mut doc = Document::new(body.unwrap_or_default());
+    doc.set("id", rel.file());
+    apply_lines(&mut doc, args);
+    doc.set("created", ctx.now_ms);
+    doc.set("updated", ctx.now_ms);
+    apply_lists(&mut doc, args);
+    Ok(doc)
+}
+
+/// The updated document, or None when nothing would change.
+pub(super) fn draft_update(
+    ctx: &Context,
+    before: &Document,
+    args: &Args,
+    body: Option<String>,
+    file: &std::path::Path,
+) -> Option<Document> {
+    let mut doc = before.clone();
+    if let Some(body) = body {
+        doc.body = body;
+    }
+    apply_lines(&mut doc, args);
+    apply_lists(&mut doc, args);
+    if &doc == before {
+        return None;
+    }
+    let previous = previous_updated(before, file);
+    if !doc.meta.contains_key("created") {
+        doc.set("created", previous);
+    }
+    doc.set("updated", ctx.now_ms.max(previous));
+    Some(doc)
+}
+
+/// The `updated` time of a version, falling back to the file's mtime.
+pub(super) fn previous_updated(doc: &Document, file: &std::path::Path) -> i64 {
+    let mtime = std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .map(crate::base::time::epoch_ms)
+        .unwrap_or(0);
+    doc.meta.get("updated").and_then(date_ms).unwrap_or(mtime)
+}
+
+/// Set the one-line keys the flags name (these come before the dates).
+pub(super) fn apply_lines(doc: &mut Document, args: &Args) {
+    let text_flags = [
+        ("title", &args.title),
+        ("kind", &args.kind),
+        ("summary", &args.summary),
+        ("highlight", &args.highlight),
+    ];
+    for (key, value) in text_flags {
+        if let Some(v) = value {
+            doc.set(key, v.trim());
+        }
+    }
+}
+
+/// Set the list and link keys the flags name (these come after the dates).
+pub(super) fn apply_lists(doc: &mut Document, args: &Args) {
+    if !args.load_when.is_empty() {
+        doc.set("load_when", list(&args.load_when));
+    }
+    if args.pin {
+        doc.set("pinned", true);
+    } else if args.unpin {
+        doc.remove("pinned");
+    }
+    if !args.tags.is_empty() {
+        doc.set("tags", list(&args.tags));
+    }
+    if let Some(role) = &args.role {
+        doc.set("role", role.trim());
+    }
+    if let Some(old) = &args.supersedes
+        && let Ok(old) = RelPath::parse(old)
+    {
+        doc.set("supersedes", old.file());
+    }
+}
+
+pub(super) fn list(items: &[String]) -> Value {
+    let items = items.iter().map(|s| s.trim()).filter(|s| !s.is_empty());
+    Value::Sequence(items.map(|s| Value::String(s.to_string())).collect())
+}

@@ -1,0 +1,252 @@
+//! `mem remember`: create or update one memory.
+//!
+//! An update rewrites only the frontmatter keys it was given (unknown keys
+//! keep their place), keeps `created`, sets `updated`, and saves the previous
+//! text under `.history/` first. A body is replaced only when one is given.
+
+mod args;
+mod checks;
+mod draft;
+
+pub use args::Args;
+use draft::{draft_create, draft_update, previous_updated, read_body, read_existing};
+
+use checks::{
+    after_write, manifest, near_duplicates, refuse_secrets, refuse_unreadable, resident_warning,
+    root_memories,
+};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::base::error::{Error, Result};
+use crate::commands::compile::refresh;
+use crate::context::Context;
+use crate::guard::quality;
+use crate::index::{self};
+use crate::memory::{Memory, truncate};
+use crate::output::Style;
+use crate::relpath::RelPath;
+use crate::roots::{Root, Scope};
+use crate::write::{save_history, write_atomic};
+
+/// What remember did.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub action: Action,
+    pub path: String,
+    pub scope: Scope,
+    pub file: PathBuf,
+    /// Where the previous version was saved, on update.
+    pub history: Option<PathBuf>,
+    /// The memory this one supersedes, now marked `superseded_by`.
+    pub superseded: Option<String>,
+    /// Generated files rewritten by the recompile that follows a write.
+    pub compiled: Vec<String>,
+    /// The category after the write, (file, summary) per memory: the one
+    /// written and the most recently updated others.
+    pub manifest: Vec<(String, String)>,
+    /// Memories of the category not in `manifest`.
+    pub manifest_more: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Created, updated, or nothing to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// Create or update the memory.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let rel = RelPath::parse(&args.path)?;
+    let root = ctx.write_root()?;
+    let file = rel.under(&root.dir);
+    let body = read_body(args.body.as_deref())?;
+    let old = resolve_supersedes(ctx, args, &rel)?;
+    // Held from the read to the last write: a memory created or changed
+    // meanwhile is read here, and this write applies on top of it.
+    let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
+    let _locks = crate::write::lock_roots(&locked)?;
+    let previous = read_existing(root, &file)?;
+    if previous.is_none() {
+        rel.check_portable()?;
+        let twins = crate::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
+        if let Some(twin) = twins.first() {
+            return Err(Error::input(format!(
+                "{rel}: {}/{twin} differs only in case; on Windows and macOS they are one file",
+                rel.category
+            ))
+            .hint(format!("update {}/{twin} instead, or pick another name", rel.category)));
+        }
+    }
+    let given_text = body.is_some() || args.summary.is_some();
+    let draft = match &previous {
+        Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
+        None => Some(draft_create(ctx, &rel, args, body)?),
+    };
+    // What is there before the write: the index of every root (to find
+    // near-duplicates by ranking, not by reading every file) and the
+    // written root's memories as their frontmatter says.
+    let roots = ctx.read_roots()?;
+    let lib = index::index_all(&roots);
+    let before = root_memories(&lib, root);
+    let mut warnings = Vec::new();
+    let mut history = None;
+    let action = match &draft {
+        None => Action::Unchanged,
+        Some(doc) => {
+            // Only the lines of the keys that changed: the rest of the file
+            // stays as the person wrote it.
+            let text = match &previous {
+                Some((old_text, old_doc)) => {
+                    crate::frontmatter::edit::render_over(old_text, old_doc, doc)
+                }
+                None => doc.render(),
+            };
+            refuse_unreadable(&rel, &text)?;
+            refuse_secrets(&rel, &text, args.allow_secret)?;
+            let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
+            if given_text {
+                warnings.extend(quality::check(&format!("{}\n{}", memory.summary, memory.body)));
+            }
+            warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms));
+            if let Some((old_text, old_doc)) = &previous {
+                let at = previous_updated(old_doc, &file);
+                history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
+            }
+            write_atomic(&root.dir, &file, text.as_bytes())?;
+            let old = previous.as_ref().map(|(t, _)| t.as_bytes());
+            crate::trust::wrote(&ctx.roots.global.dir, root, &rel, old, text.as_bytes());
+            if previous.is_some() { Action::Updated } else { Action::Created }
+        }
+    };
+    if action == Action::Created && ctx.roots.global.dir != root.dir {
+        let global = rel.under(&ctx.roots.global.dir);
+        if global.is_file() {
+            warnings.push(format!("this project memory now shadows the global {rel}"));
+        }
+    }
+    let superseded = match old {
+        Some((old_root, old_rel)) => Some(mark_superseded(ctx, old_root, &old_rel, &rel)?),
+        None => None,
+    };
+    let mut compiled = Vec::new();
+    if action != Action::Unchanged {
+        let (changed, notes) = refresh(root)?;
+        compiled = changed;
+        warnings.extend(notes);
+        if let Some(old) = &superseded
+            && let Some((old_root, _)) = ctx.locate(&RelPath::parse(old)?)?
+            && old_root.dir != root.dir
+        {
+            let (changed, notes) = refresh(old_root)?;
+            compiled.extend(changed);
+            warnings.extend(notes);
+        }
+    }
+    let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
+    let (manifest, manifest_more) = manifest(&after, &rel);
+    warnings.extend(resident_warning(&after, root.scope));
+    Ok(Report {
+        action,
+        path: rel.file(),
+        scope: root.scope,
+        file,
+        history,
+        superseded,
+        compiled,
+        manifest,
+        manifest_more,
+        warnings,
+    })
+}
+
+/// Check `--supersedes` names another live memory; returns its root and path.
+fn resolve_supersedes<'a>(
+    ctx: &'a Context,
+    args: &Args,
+    rel: &RelPath,
+) -> Result<Option<(&'a Root, RelPath)>> {
+    let Some(arg) = &args.supersedes else { return Ok(None) };
+    let old = RelPath::parse(arg)?;
+    if &old == rel {
+        return Err(Error::input(format!("{rel} cannot supersede itself"))
+            .hint("name the older memory this one replaces"));
+    }
+    match ctx.locate(&old)? {
+        Some((root, _)) => Ok(Some((root, old))),
+        None => Err(Error::input(format!("--supersedes {old}: no such memory"))
+            .hint("check the path with `mem list`")),
+    }
+}
+
+/// Set `superseded_by` on the old memory, saving its previous text first.
+fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> Result<String> {
+    let file = old.under(&root.dir);
+    let Some((text, mut doc)) = read_existing(root, &file)? else {
+        return Err(Error::not_found(format!("{old} disappeared while it was being updated")));
+    };
+    if doc.get_str("superseded_by") != Some(new.file().as_str()) {
+        let updated = previous_updated(&doc, &file);
+        save_history(&root.dir, old, updated, text.as_bytes())?;
+        let before = doc.clone();
+        doc.set("superseded_by", new.file());
+        let rendered = crate::frontmatter::edit::render_over(&text, &before, &doc);
+        write_atomic(&root.dir, &file, rendered.as_bytes())?;
+        crate::trust::wrote(
+            &ctx.roots.global.dir,
+            root,
+            old,
+            Some(text.as_bytes()),
+            rendered.as_bytes(),
+        );
+    }
+    Ok(old.file())
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        let verb = match self.action {
+            Action::Created => "created",
+            Action::Updated => "updated",
+            Action::Unchanged => "unchanged",
+        };
+        let mut out = format!("{verb} {} {}\n", self.scope.name(), style.path(&self.path));
+        out.push_str(&format!("  file: {}\n", self.file.display()));
+        if let Some(h) = &self.history {
+            out.push_str(&format!("  previous version saved: {}\n", h.display()));
+        }
+        if let Some(old) = &self.superseded {
+            out.push_str(&format!("  supersedes {old} (kept on disk, no longer ranked)\n"));
+        }
+        if !self.compiled.is_empty() {
+            out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
+        }
+        if let Some(category) = self.path.split('/').next() {
+            out.push_str(&format!("  {category}/ now holds:\n"));
+            for (file, summary) in &self.manifest {
+                let mark = if *file == self.path { "*" } else { " " };
+                out.push_str(&format!(
+                    "   {mark} {}  {}\n",
+                    style.path(file),
+                    truncate(&crate::base::text::flat(summary), 70)
+                ));
+            }
+            if self.manifest_more > 0 {
+                out.push_str(&format!(
+                    "     … and {} more (`mem list --category {category}`)\n",
+                    self.manifest_more
+                ));
+            }
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
