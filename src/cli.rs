@@ -7,8 +7,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::base::error::Result;
 use crate::commands::{
-    clean, compile, completions, context, edit, export, forget, history, hook, init, inspect, lint,
-    list, mcp, merge_driver, prompt, recall, remember, stats, trust,
+    clean, compile, completions, context, edit, export, forget, history, hook, import, init,
+    inspect, lint, list, mcp, merge_driver, prompt, recall, remember, stats, trust,
 };
 use crate::context::Context;
 use crate::context::Options;
@@ -91,7 +91,7 @@ pub enum Command {
     Lint(lint::Args),
     Clean(clean::Args),
     Export(export::Args),
-    Import(export::ImportArgs),
+    Import(import::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
     #[command(hide = true)]
@@ -150,7 +150,7 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Man(args) => emit(&ctx, &completions::man(&ctx, args, Cli::command())?),
         Command::Stats(args) => emit(&ctx, &stats::run(&ctx, args)?),
         Command::Export(args) => emit(&ctx, &export::run(&ctx, args)?),
-        Command::Import(args) => emit(&ctx, &export::import(&ctx, args)?),
+        Command::Import(args) => emit(&ctx, &import::run(&ctx, args)?),
         Command::Clean(args) => emit(&ctx, &clean::run(&ctx, args)?),
         Command::Lint(args) => emit(&ctx, &lint::run(&ctx, args)?),
         Command::Edit(args) => emit(&ctx, &edit::run(&ctx, args)?),

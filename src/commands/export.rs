@@ -1,23 +1,20 @@
-//! `mem export` and `mem import`: every memory with its frontmatter, body
-//! and hit state, as one JSON document (with a schema version) or one
-//! readable Markdown file; and back. Export → import into an empty root →
-//! export gives identical JSON.
+//! `mem export`: every memory with its frontmatter, body and hit state, as
+//! one JSON document (with a schema version) or one readable Markdown file.
+//! Export → import into an empty root → export gives identical JSON (see
+//! [`import`](super::import)).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
 use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
+use crate::roots::Scope;
 use crate::scan::walk;
 use crate::state::{self, Hits};
-use crate::write::{save_history, write_atomic};
+use crate::write::write_atomic;
 
 /// The export format's name and version.
 pub const SCHEMA: &str = "mem-export/1";
@@ -41,35 +38,6 @@ pub struct Args {
 pub enum Format {
     Json,
     Markdown,
-}
-
-/// Bring back memories from `mem export`.
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  mem import memory.json --dry-run\n  mem import memory.json --into global\n  mem import memory.json --overwrite"
-)]
-pub struct ImportArgs {
-    /// A file written by `mem export`
-    pub file: PathBuf,
-    /// The root to import into (default: the project root when there is one)
-    #[arg(long, value_enum)]
-    pub into: Option<Into>,
-    /// Show what would happen; write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Replace live files that differ (their previous text goes to .history/)
-    #[arg(long)]
-    pub overwrite: bool,
-    /// Import even memories whose text looks like it holds a credential
-    #[arg(long)]
-    pub allow_secret: bool,
-}
-
-/// Import targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Into {
-    Global,
-    Project,
 }
 
 /// The export document.
@@ -161,7 +129,7 @@ fn read_doc(root: &Path, path: &Path) -> Result<Document> {
         .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))
 }
 
-fn to_json(meta: &yaml_serde::Mapping) -> serde_json::Map<String, serde_json::Value> {
+pub(super) fn to_json(meta: &yaml_serde::Mapping) -> serde_json::Map<String, serde_json::Value> {
     match serde_json::to_value(meta) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => serde_json::Map::new(),
@@ -198,222 +166,5 @@ impl crate::output::Report for Report {
 
     fn warnings(&self) -> &[String] {
         &self.warnings
-    }
-}
-
-/// What import did (or would do) to each memory.
-#[derive(Debug, Serialize)]
-pub struct ImportReport {
-    pub root: PathBuf,
-    pub dry_run: bool,
-    /// path → created, updated, unchanged
-    pub actions: BTreeMap<String, &'static str>,
-    /// Memories of the export left out: another root's (`root path`).
-    pub skipped: Vec<String>,
-    pub compiled: Vec<String>,
-}
-
-/// Import.
-pub fn import(ctx: &Context, args: &ImportArgs) -> Result<ImportReport> {
-    let text = std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?;
-    let export: Export = serde_json::from_str(&text).map_err(|e| {
-        Error::input(format!("{}: not a mem export: {e}", args.file.display()))
-            .hint("create one with `mem export`")
-    })?;
-    if export.schema != SCHEMA {
-        return Err(Error::input(format!(
-            "{}: schema `{}` is not {SCHEMA}",
-            args.file.display(),
-            export.schema
-        ))
-        .hint("export it again with this version of mem"));
-    }
-    let root = target(ctx, args.into)?;
-    let _lock = if args.dry_run { None } else { Some(crate::write::lock_root(&root.dir)?) };
-    let mut plan = Vec::new();
-    let mut conflicts = Vec::new();
-    let mut secrets = Vec::new();
-    // An export holds both roots. Another root's memories are imported only
-    // when `--into` names this root, and never over this root's own memory
-    // at the same path (the one the export shadowed): nothing is lost.
-    let mut skipped = Vec::new();
-    let own = |m: &&Exported| m.root == root.scope;
-    let chosen: Vec<&Exported> = export
-        .memories
-        .iter()
-        .filter(|m| {
-            let shadowed = export.memories.iter().any(|o| own(&o) && o.path == m.path);
-            let take = own(m) || (args.into.is_some() && !shadowed);
-            if !take {
-                skipped.push(format!("{} {}", m.root.name(), m.path));
-            }
-            take
-        })
-        .collect();
-    for m in chosen {
-        let rel = RelPath::parse(&m.path)
-            .and_then(|rel| rel.check_portable().map(|()| rel))
-            .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
-        let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
-        let file = rel.under(&root.dir);
-        let existing = crate::files::text(&root.dir, &file)?;
-        // The same memory, however its file is formatted: nothing to write.
-        let old_doc = existing.as_deref().and_then(|t| Document::parse(t).ok());
-        let same =
-            old_doc.as_ref().is_some_and(|d| to_json(&d.meta) == m.frontmatter && d.body == m.body);
-        // A changed memory keeps the formatting of the lines that did not change.
-        let new = match (&existing, &old_doc) {
-            (Some(text), Some(old)) if !same => {
-                let mut after = old.clone();
-                after.meta = doc.meta.clone();
-                after.body = doc.body.clone();
-                crate::frontmatter::edit::render_over(text, old, &after)
-            }
-            (Some(text), _) if same => text.clone(),
-            _ => doc.render(),
-        };
-        let action = match existing {
-            Some(_) if same => "unchanged",
-            Some(old) if old == new => "unchanged",
-            Some(_) if !args.overwrite => {
-                conflicts.push(rel.file());
-                "conflict"
-            }
-            Some(_) => "updated",
-            None => "created",
-        };
-        // A new file whose name differs from another only in case is one
-        // file on Windows and macOS: refused, as remember refuses it.
-        if action == "created" {
-            let dir = rel.under(&root.dir).with_file_name("");
-            let twin =
-                crate::relpath::case_twins(&dir, &rel.slug).into_iter().next().or_else(|| {
-                    plan.iter()
-                        .map(|p: &(RelPath, String, &str, Option<crate::state::Hits>)| &p.0)
-                        .find(|r| {
-                            r.category == rel.category
-                                && r.slug != rel.slug
-                                && r.slug.eq_ignore_ascii_case(&rel.slug)
-                        })
-                        .map(|r| format!("{}.md", r.slug))
-                });
-            if let Some(twin) = twin {
-                return Err(Error::input(format!(
-                    "{}: {rel} and {}/{twin} differ only in case; on Windows and macOS they are one file",
-                    args.file.display(),
-                    rel.category
-                ))
-                .hint("rename one in the export, then import again"));
-            }
-        }
-        if !args.allow_secret {
-            secrets.extend(
-                crate::base::secrets::scan(&new)
-                    .into_iter()
-                    .map(|f| format!("{}:{}: {}", rel.file(), f.line, f.what)),
-            );
-        }
-        plan.push((rel, new, action, m.hits));
-    }
-    if !secrets.is_empty() {
-        return Err(Error::input(format!(
-            "{}: nothing was imported; what looks like a credential: {}",
-            args.file.display(),
-            secrets.join("; ")
-        ))
-        .hint("remove them from the export, or pass --allow-secret if they are not credentials"));
-    }
-    if !conflicts.is_empty() {
-        return Err(Error::input(format!(
-            "{} live file(s) differ from the export: {}",
-            conflicts.len(),
-            conflicts.join(", ")
-        ))
-        .hint("pass --overwrite to replace them (their text is kept in .history/), or import elsewhere"));
-    }
-    let actions = plan.iter().map(|(rel, _, action, _)| (rel.file(), *action)).collect();
-    let mut compiled = Vec::new();
-    if !args.dry_run {
-        for (rel, new, action, _) in &plan {
-            let file = rel.under(&root.dir);
-            let old = crate::files::text(&root.dir, &file)?;
-            if *action == "updated" {
-                let old = old.as_deref().unwrap_or("");
-                let updated = crate::memory::updated_of(old).unwrap_or(ctx.now_ms);
-                save_history(&root.dir, rel, updated, old.as_bytes())?;
-            }
-            if *action != "unchanged" {
-                write_atomic(&root.dir, &file, new.as_bytes())?;
-                let old = old.as_deref().map(str::as_bytes);
-                crate::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
-            }
-        }
-        let known = state::load(&root.dir).0.hits;
-        let new_hits =
-            plan.iter().any(|(rel, _, _, h)| h.is_some_and(|h| known.get(&rel.file()) != Some(&h)));
-        if new_hits {
-            state::update(&root.dir, ctx.now_ms, |s| {
-                for (rel, _, _, hits) in &plan {
-                    if let Some(h) = hits {
-                        s.hits.insert(rel.file(), *h);
-                    }
-                }
-            })?;
-        }
-        if plan.iter().any(|(_, _, action, _)| *action != "unchanged") {
-            compiled = refresh(root)?.0;
-        }
-    }
-    Ok(ImportReport { root: root.dir.clone(), dry_run: args.dry_run, actions, skipped, compiled })
-}
-
-fn target(ctx: &Context, into: Option<Into>) -> Result<&Root> {
-    let root = match into {
-        None => return ctx.write_root(),
-        Some(Into::Project) => return ctx.project_root(),
-        Some(Into::Global) => &ctx.roots.global,
-    };
-    if !root.exists() {
-        return Err(Error::input(format!("{} is not a memory root yet", root.dir.display()))
-            .hint("create it with `mem init --global`"));
-    }
-    Ok(root)
-}
-
-fn to_yaml(map: &serde_json::Map<String, serde_json::Value>) -> Result<yaml_serde::Mapping> {
-    match yaml_serde::to_value(map) {
-        Ok(yaml_serde::Value::Mapping(m)) => Ok(m),
-        _ => Err(Error::input("a memory's frontmatter is not a map of keys")),
-    }
-}
-
-impl crate::output::Report for ImportReport {
-    fn human(&self, style: &Style) -> String {
-        let verb = if self.dry_run { "would import into" } else { "imported into" };
-        let skipped = if self.skipped.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "  skipped {} memories of the other root (import them into it, or pass --into to bring them here)\n",
-                self.skipped.len()
-            )
-        };
-        if self.actions.values().all(|a| *a == "unchanged") {
-            return format!(
-                "nothing to import into {}: its {} memories are as the export has them\n{skipped}",
-                self.root.display(),
-                self.actions.len()
-            );
-        }
-        let mut out = format!("{verb} {}\n", self.root.display());
-        for (path, action) in self.actions.iter().filter(|(_, a)| **a != "unchanged") {
-            out.push_str(&format!("  {action:<9} {}\n", style.path(path)));
-        }
-        let unchanged = self.actions.values().filter(|a| **a == "unchanged").count();
-        if unchanged > 0 {
-            out.push_str(&format!("  ({unchanged} unchanged)\n"));
-        }
-        out.push_str(&skipped);
-        out
     }
 }

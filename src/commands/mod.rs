@@ -12,6 +12,7 @@ pub mod export;
 pub mod forget;
 pub mod history;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod inspect;
 pub mod lint;
