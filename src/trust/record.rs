@@ -1,0 +1,129 @@
+//! The trust record of a project root, kept in the global root: reading,
+//! writing under a lock, and the root's identity.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::base::error::{Error, Result};
+use crate::files::{self, Links};
+use crate::merge::outside;
+use crate::roots::Root;
+use crate::state;
+use crate::write::{lock_file, write_atomic};
+
+pub(super) const DIR: &str = ".trust";
+pub(super) const VERSION: u32 = 1;
+/// The key under which `ROOT.md`'s hand-written text is recorded.
+pub const ROOT_MD: &str = "ROOT.md";
+/// The largest trust record read (a digest per memory of a large root).
+pub(super) const MAX_RECORD_BYTES: u64 = 256 << 20;
+
+/// What the user trusted of one project root.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub version: u32,
+    /// The project root's canonical path.
+    pub root: String,
+    /// The root's identity: the id in its `.state.json`.
+    pub id: String,
+    /// When it was last trusted (epoch ms).
+    pub at: i64,
+    /// Digest per file: [`ROOT_MD`] or `category/slug.md`.
+    pub files: BTreeMap<String, String>,
+    /// The memories that were resident (rules, pinned) when trusted: one
+    /// that stops being resident through a change from outside `mem` (a
+    /// `superseded_by` or `role` added by a pull) is named, not dropped.
+    #[serde(default)]
+    pub resident: BTreeSet<String>,
+}
+
+/// The digest recorded for a file's bytes: SHA-256, first 128 bits in hex.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `ROOT.md`'s hand-written text: everything outside its generated regions
+/// (which change with every memory and are derived from files themselves
+/// trusted one by one).
+pub fn prose(root_md: &str) -> String {
+    outside(root_md).unwrap_or_else(|| root_md.to_string())
+}
+
+/// The record for `project`, if it was trusted and is still the same root.
+pub fn load(global: &Path, project: &Root) -> Option<Record> {
+    let canonical = project.dir.canonicalize().ok()?;
+    let id = state::load(&project.dir).0.root_id?;
+    let record = read_record(global, &canonical)?;
+    (record.root == canonical.display().to_string() && record.id == id).then_some(record)
+}
+
+pub(super) fn record_path(global: &Path, canonical: &Path) -> PathBuf {
+    let key = digest(canonical.as_os_str().as_encoded_bytes());
+    global.join(DIR).join(format!("{key}.json"))
+}
+
+pub(super) fn lock_path(global: &Path, canonical: &Path) -> PathBuf {
+    record_path(global, canonical).with_extension("lock")
+}
+
+pub(super) fn read_record(global: &Path, canonical: &Path) -> Option<Record> {
+    let path = record_path(global, canonical);
+    let bytes = files::read(global, &path, Links::Never, MAX_RECORD_BYTES).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+pub(super) fn update(
+    global: &Path,
+    project: &Root,
+    change: impl FnOnce(&mut Record),
+) -> Result<()> {
+    let Some(before) = load(global, project) else { return Ok(()) };
+    let canonical = PathBuf::from(&before.root);
+    let _lock = lock(global, &canonical)?;
+    // Read again under the lock: another process may have written since.
+    let Some(mut record) = load(global, project) else { return Ok(()) };
+    change(&mut record);
+    save(global, &canonical, &record)
+}
+
+pub(super) fn lock(global: &Path, canonical: &Path) -> Result<std::fs::File> {
+    let file = lock_file(global, &lock_path(global, canonical))?;
+    file.lock().map_err(|e| Error::io(&lock_path(global, canonical), e))?;
+    Ok(file)
+}
+
+pub(super) fn save(global: &Path, canonical: &Path, record: &Record) -> Result<()> {
+    let json = serde_json::to_vec(record).map_err(|e| Error::input(e.to_string()))?;
+    write_atomic(global, &record_path(global, canonical), &json)
+}
+
+/// The project root's id, made (and kept in its `.state.json`) if it has none.
+pub(super) fn root_id(project: &Root, now_ms: i64) -> Result<String> {
+    if let Some(id) = state::load(&project.dir).0.root_id {
+        return Ok(id);
+    }
+    let mut id = None;
+    state::update(&project.dir, now_ms, |s| {
+        id = Some(s.root_id.get_or_insert_with(fresh_id).clone());
+    })?;
+    id.ok_or_else(|| Error::input("the project root's id could not be kept"))
+}
+
+/// 128 random bits in hex, from the process's random hash keys, the clock
+/// and the process id.
+pub(super) fn fresh_id() -> String {
+    let mut seed = Vec::new();
+    for i in 0..4u64 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(i);
+        seed.extend(h.finish().to_le_bytes());
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    seed.extend(now.map_or(0, |d| d.as_nanos()).to_le_bytes());
+    seed.extend(std::process::id().to_le_bytes());
+    digest(&seed)
+}
