@@ -212,3 +212,25 @@ fn unsafe_code_stays_in_the_index() {
         }
     }
 }
+
+/// A source file stays short enough to read in one sitting: at most about
+/// 400 lines before its tests, unless its first lines say why it is one
+/// piece ("One piece:").
+#[test]
+fn source_files_stay_short() {
+    const LIMIT: usize = 420;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("\n#[cfg(test)]").next().unwrap_or("");
+        let lines = code.lines().count();
+        let head: String = text.lines().take(12).collect::<Vec<_>>().join("\n");
+        if lines > LIMIT && !head.contains("One piece:") {
+            long.push(format!("{} ({lines} lines)", module_of(&src, &file)));
+        }
+    }
+    assert!(long.is_empty(), "split these, or say at their top why they are one piece: {long:?}");
+}
