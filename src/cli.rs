@@ -10,9 +10,9 @@ use crate::commands::{
     clean, compile, completions, context, edit, export, forget, history, hook, import, init,
     inspect, lint, list, mcp, merge_driver, prompt, recall, remember, stats, trust,
 };
-use crate::context::Context;
-use crate::context::Options;
 use crate::output::emit;
+use crate::settings::Context;
+use crate::settings::Options;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -1,31 +1,37 @@
 //! `mem`: a filesystem-native Markdown memory engine.
 //!
-//! The pipeline, in the order a command runs it:
+//! A map, from the bottom up. Each layer uses only the ones above it in
+//! this list (`tests/architecture.rs` fails on an import cycle at any
+//! depth, and on the engine naming the command line):
 //!
-//! 1. [`context`] resolves flags and environment once: the [`roots`] (global
-//!    and project), the clock, the output format.
-//! 2. [`scan`] walks each root and reads every `<category>/<slug>.md` through
-//!    [`frontmatter`] into a [`memory::Memory`]; files it cannot read are
-//!    reported as problems, never aborts. [`files`] is the one way a file
-//!    under a root is opened: regular files only, links only within the
-//!    root, every read bounded.
-//!    [`index`] keeps what that yields per root (file list, statistics,
-//!    metadata records, packed term tables, and a delta of the files
-//!    changed since), so a run re-reads no unchanged file and reads only
-//!    the records a query needs; it also records what each category folder
-//!    held and a root that compiled clean. [`base`] holds the building
-//!    blocks everything stands on: errors, the binary codec, time, safe
-//!    text, the parallel fan-out.
-//! 3. [`rank`] scores memories for a query (pure, no I/O); [`compile`] turns
-//!    frontmatter into generated text (pure); [`guard`] checks what is about
-//!    to be written.
-//! 4. A command in [`commands`] does its work and builds a report; [`write`](mod@write)
-//!    changes files under a root (atomically, through open folders, under
-//!    the root's write lock), [`state`] keeps hit counts, [`session`] what
-//!    an agent's session was shown, and [`trust`] what the user trusted of
-//!    a project root: only that reaches an agent.
-//! 5. [`output`] prints the report for a person (control characters
-//!    escaped) or as `--json`.
+//! 1. [`base`]: building blocks that know nothing of memories: errors, the
+//!    binary codec, time, safe text, credentials in text, the parallel
+//!    fan-out, the progress line.
+//! 2. The model: [`relpath`] and [`roots`] (where memories live),
+//!    [`frontmatter`] (a file's YAML and body, edited byte for byte),
+//!    [`memory`] (one memory, parsed and defaulted), [`regions`],
+//!    [`glob`], [`merge`] (the git merge driver's text), [`compile`]
+//!    (generated text, pure).
+//! 3. [`rank`]: tokenizing and scoring, pure: no file I/O; term tables the
+//!    index stores are read through a trait. [`guard`] checks what is
+//!    about to be written (quality, near-duplicates) on rank's tokens.
+//! 4. File access: [`files`] is the one way a file under a root is opened
+//!    (regular files only, links only within the root, every read
+//!    bounded); [`scan`] lists a root and reads its memories;
+//!    [`write`](mod@write) changes files (atomically, through open folders,
+//!    under the root's write lock); [`state`] keeps hit counts, [`session`]
+//!    what an agent's session was shown, [`trust`] what the user trusted
+//!    of a project root: only that reaches an agent.
+//! 5. [`index`]: per-root caches (file list, statistics, records, packed
+//!    term tables, a delta of changed files, folder snapshots, the compile
+//!    stamp), so a run reads no unchanged file and only the records a
+//!    query needs.
+//!
+//! The engine is everything above; it builds without the command line
+//! (`--no-default-features`). With the `cli` feature: [`settings`]
+//! resolves flags and environment once, [`commands`] holds one module per
+//! verb (and the MCP server), [`cli`] parses the command line and
+//! dispatches, and [`output`] prints a report for a person or as `--json`.
 
 pub mod base;
 #[cfg(feature = "cli")]
@@ -33,7 +39,6 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod commands;
 pub mod compile;
-pub mod context;
 pub mod files;
 pub mod frontmatter;
 pub mod glob;
@@ -48,6 +53,7 @@ pub mod relpath;
 pub mod roots;
 pub mod scan;
 pub mod session;
+pub mod settings;
 pub mod state;
 pub mod trust;
 pub mod write;

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::base::text::terminal_safe;
-use crate::context::Context;
+use crate::settings::Context;
 
 /// What a command hands to the output layer.
 pub trait Report: Serialize {

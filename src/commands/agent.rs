@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Error;
-use crate::context::Context;
 use crate::roots::{Root, Scope};
+use crate::settings::Context;
 use crate::trust::Gate;
 
 /// Leave out an untrusted project root (its memories would become the agent's

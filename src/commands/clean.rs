@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::commands::compile::refresh;
-use crate::context::Context;
 use crate::output::Style;
 use crate::roots::Scope;
+use crate::settings::Context;
 use crate::state;
 use crate::write::trash;
 

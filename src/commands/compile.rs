@@ -11,12 +11,12 @@ use similar::TextDiff;
 
 use crate::base::error::{Error, Result};
 use crate::compile::{Change, Note, Sources, plan};
-use crate::context::Context;
 use crate::index;
 use crate::index::stamp;
 use crate::output::Style;
 use crate::relpath::check_category;
 use crate::roots::{Root, Scope};
+use crate::settings::Context;
 use crate::write::{remove_file, write_atomic};
 
 const EXAMPLES: &str = "\

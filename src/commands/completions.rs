@@ -5,8 +5,8 @@ use clap_complete::Shell;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::context::Context;
 use crate::output::Style;
+use crate::settings::Context;
 
 /// Print a shell completion script.
 #[derive(Debug, clap::Args)]

@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::relpath::RelPath;
+use crate::settings::Context;
 use crate::write::{save_history, write_atomic};
 
 const TEMPLATE: &str = include_str!("../../templates/memory.md");

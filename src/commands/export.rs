@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::roots::Scope;
 use crate::scan::walk;
+use crate::settings::Context;
 use crate::state::{self, Hits};
 use crate::write::write_atomic;
 

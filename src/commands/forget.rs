@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::context::Context;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
+use crate::settings::Context;
 use crate::write::{move_file, trash, trash_dir};
 
 /// Move a memory to the trash (restorable with `mem restore`).

@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::base::time::{Lang, relative_age};
-use crate::context::Context;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
+use crate::settings::Context;
 use crate::write::history_dir;
 
 /// List the saved versions of a memory (written by `mem remember` before each update).

@@ -9,8 +9,8 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::context::Context;
 use crate::output::Style;
+use crate::settings::Context;
 use crate::write::write_atomic;
 
 const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";

@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::Root;
+use crate::settings::Context;
 use crate::state::{self};
 use crate::write::{save_history, write_atomic};
 

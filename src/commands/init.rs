@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::context::{Context, Selection};
 use crate::output::Style;
 use crate::roots::Scope;
+use crate::settings::{Context, Selection};
 use crate::write::write_atomic;
 
 /// The categories every new root starts with.

@@ -10,13 +10,13 @@ use crate::base::error::{Error, Result};
 use crate::base::secrets;
 use crate::base::text::flat;
 use crate::commands::history::{Version, versions};
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
 use crate::scan::{Problem, Tree, walk};
+use crate::settings::Context;
 use crate::state::{self, Hits};
 
 /// Show the roots, counts, shadowed files and problems; or one memory in full.

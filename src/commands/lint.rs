@@ -11,7 +11,6 @@ use crate::base::error::Result;
 use crate::base::secrets;
 use crate::commands::compile::stale;
 use crate::commands::stats::max_entries;
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::memory::Memory;
@@ -19,6 +18,7 @@ use crate::memory::{RESIDENT_BUDGET, resident_total};
 use crate::output::Style;
 use crate::roots::Root;
 use crate::scan::walk;
+use crate::settings::Context;
 
 /// The frontmatter keys `mem` reads.
 pub const KNOWN_KEYS: &[&str] = &[

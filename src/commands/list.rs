@@ -4,10 +4,10 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::flat;
-use crate::context::Context;
 use crate::memory::Memory;
 use crate::output::Style;
 use crate::scan::Problem;
+use crate::settings::Context;
 
 /// List memories.
 #[derive(Debug, clap::Args)]

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tracing_subscriber::filter::LevelFilter;
 
 use crate::commands::{agent, forget, inspect, recall, remember};
-use crate::context::{Context, Options};
+use crate::settings::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::{self, Error};
 use crate::output::Report;

@@ -11,9 +11,9 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::context::Context;
 use crate::merge::{merge_regions, outside};
 use crate::output::Style;
+use crate::settings::Context;
 
 /// Merge a generated file (called by git, not by people).
 #[derive(Debug, clap::Args)]

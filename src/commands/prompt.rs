@@ -7,10 +7,10 @@ use serde::Serialize;
 use crate::base::error::{Error, Result};
 use crate::base::text::md_line;
 use crate::base::time::parse_iso;
-use crate::context::Context;
 use crate::memory::truncate;
 use crate::output::Style;
 use crate::roots::Scope;
+use crate::settings::Context;
 use crate::trust::Gate;
 
 const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");

@@ -13,7 +13,6 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::base::error::Result;
 use crate::base::text::flat;
 use crate::base::time::relative_age;
-use crate::context::Context;
 use crate::index::{self, index_all};
 use crate::memory::Memory;
 use crate::output::Style;
@@ -22,6 +21,7 @@ use crate::rank::highlight::spans;
 use crate::rank::score::{Memories, Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
 use crate::roots::Scope;
+use crate::settings::Context;
 use crate::state;
 
 const EXAMPLES: &str = "\

@@ -9,12 +9,12 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
-use crate::context::Context;
 use crate::memory::Memory;
 use crate::memory::RESIDENT_BUDGET;
 use crate::output::Style;
 use crate::roots::Scope;
 use crate::scan::{load_files, walk};
+use crate::settings::Context;
 use crate::state;
 
 /// Default number of memories per root before `stats` and `lint` warn.

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::{one_line, terminal_safe};
-use crate::context::Context;
 use crate::output::Style;
 use crate::scan::Problem;
+use crate::settings::Context;
 use crate::trust::{self, Reviewed};
 
 /// How many paths of files that are not resident are listed by name.

@@ -27,12 +27,12 @@ pub use report::{Entry, Format, LeftOut, Plan, Report, Section};
 use std::collections::{HashMap, HashSet};
 
 use crate::base::error::Result;
-use crate::context::Context;
 use crate::glob;
 use crate::index::index_all_read;
 use crate::memory::Memory;
 use crate::roots::{Root, Scope};
 use crate::session;
+use crate::settings::Context;
 use crate::state::{self, Hits};
 use crate::trust::{Gate, RootMd};
 use parts::{best_matches, track};

@@ -2,11 +2,11 @@
 //! rows, the best matches for a query, and the hits counted once printed.
 
 use crate::base::time::{DAY_MS, relative_age};
-use crate::context::Context;
 use crate::index::Library;
 use crate::memory::Memory;
 use crate::rank::score::{Params, Request, rank};
 use crate::roots::{Root, Scope};
+use crate::settings::Context;
 use crate::state;
 
 use super::report::{Entry, Report, Section};

@@ -5,9 +5,9 @@
 
 use std::collections::HashSet;
 
-use crate::context::Context;
 use crate::memory::Memory;
 use crate::roots::Scope;
+use crate::settings::Context;
 
 use super::parts::{entry, routing_rows};
 use super::report::{Candidate, Placed, Report, Section};

@@ -6,11 +6,11 @@ use std::io::Read;
 use yaml_serde::Value;
 
 use crate::base::error::{Error, Result};
-use crate::context::Context;
 use crate::frontmatter::Document;
 use crate::memory::date_ms;
 use crate::relpath::RelPath;
 use crate::roots::Root;
+use crate::settings::Context;
 
 use super::args::Args;
 

@@ -21,13 +21,13 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::context::Context;
 use crate::guard::quality;
 use crate::index::{self};
 use crate::memory::{Memory, truncate};
 use crate::output::Style;
 use crate::relpath::RelPath;
 use crate::roots::{Root, Scope};
+use crate::settings::Context;
 use crate::write::{save_history, write_atomic};
 
 /// What remember did.
