@@ -6,7 +6,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::format::{DERIVED, HEADER, MAGIC, Meta, PINNED, Sections, TRIGGERS_SHIFT, version_tag};
+use super::format::{
+    Col, DERIVED, HEADER, MAGIC, Meta, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
+};
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
 use super::packed::{Bytes, Held, Packed};
@@ -48,15 +50,15 @@ impl Cached {
     }
 
     pub(super) fn size(&self, doc: usize) -> u64 {
-        u64_at(self.bytes(), self.meta.sizes + 8 * doc).unwrap_or(u64::MAX)
+        u64_at(self.bytes(), self.meta.at(Col::Sizes) + 8 * doc).unwrap_or(u64::MAX)
     }
 
     pub(super) fn mtime(&self, doc: usize) -> u64 {
-        u64_at(self.bytes(), self.meta.mtimes + 8 * doc).unwrap_or(u64::MAX)
+        u64_at(self.bytes(), self.meta.at(Col::Stamps) + 8 * doc).unwrap_or(u64::MAX)
     }
 
     pub(super) fn flags(&self, doc: usize) -> u8 {
-        self.bytes().get(self.meta.flags + doc).copied().unwrap_or(0)
+        self.bytes().get(self.meta.at(Col::Flags) + doc).copied().unwrap_or(0)
     }
 
     /// The document at `category/slug`, if the cache has one.
@@ -76,8 +78,8 @@ impl Cached {
 
     /// Where record `doc` is, relative to the first record, and its length.
     pub(super) fn record_span(&self, doc: usize) -> Option<(u64, u64)> {
-        let start = u64_at(self.bytes(), self.meta.records + 8 * doc)?;
-        let end = u64_at(self.bytes(), self.meta.records + 8 * (doc + 1))?;
+        let start = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * doc)?;
+        let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * (doc + 1))?;
         Some((start, end.checked_sub(start)?))
     }
 
@@ -99,7 +101,7 @@ impl Cached {
 
     /// Every record, read at once (for commands that want them all).
     pub(super) fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
-        let end = u64_at(self.bytes(), self.meta.records + 8 * self.len())?;
+        let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * self.len())?;
         self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
         read_at(&self.names.file, &mut buf, self.meta.records_at).ok()?;
@@ -264,29 +266,14 @@ pub(super) fn read_meta(map: &[u8], at: usize, len: usize, sum: u64, n: usize) -
         return None;
     }
     let mut sections = Sections { meta: bytes, at: 8 };
-    let sizes = at + sections.next(8 * n)?;
-    let mtimes = at + sections.next(8 * n)?;
-    let records = at + sections.next(8 * (n + 1))?;
-    let lengths = at + sections.next(4 * FIELDS * n)?;
-    let updated = at + sections.next(8 * n)?;
-    let flags = at + sections.next(n)?;
-    let triggers = at + sections.next(16 * n)?;
+    let mut cols = [0; Col::ALL.len()];
+    for col in Col::ALL {
+        cols[col as usize] = at + sections.next(col.len(n))?;
+    }
     let dims = at + sections.next(24 * segments)?;
     let indexes = at + sections.at;
     let records_at = (at + len) as u64;
-    Some(Meta {
-        sizes,
-        mtimes,
-        records,
-        lengths,
-        updated,
-        flags,
-        triggers,
-        dims,
-        indexes,
-        segments,
-        records_at,
-    })
+    Some(Meta { cols, dims, indexes, segments, records_at })
 }
 
 /// The ranking part of an opened cache: every document's statistics and the
@@ -298,15 +285,15 @@ pub(super) fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
     let columns = CachedStats {
         map: names.map.clone(),
         len: n,
-        lengths: meta.lengths,
-        updated: meta.updated,
-        flags: meta.flags,
-        triggers: meta.triggers,
+        lengths: meta.at(Col::Lengths),
+        updated: meta.at(Col::Updated),
+        flags: meta.at(Col::Flags),
+        triggers: meta.at(Col::Triggers),
     };
     let mut stats = Stats::default();
     stats.push_columns(Box::new(columns));
     let mut sections = Sections { meta: bytes, at: meta.indexes };
-    let mut offset = meta.records_at.checked_add(u64_at(bytes, meta.records + 8 * n)?)?;
+    let mut offset = meta.records_at.checked_add(u64_at(bytes, meta.at(Col::Records) + 8 * n)?)?;
     let mut tables = Vec::with_capacity(meta.segments);
     let mut first = 0u64;
     for s in 0..meta.segments {

@@ -8,7 +8,7 @@ use super::packed::PackedSegment;
 use super::records::{put_list, put_memory};
 use crate::base::codec::{checksum, u64_at};
 use crate::memory::Memory;
-use crate::rank::corpus::DocStats;
+use crate::rank::corpus::{DocStats, FIELDS};
 use crate::roots::Root;
 use crate::scan::{FileEntry, Problem};
 
@@ -18,22 +18,70 @@ pub const RACY_NS: u64 = 2_000_000_000;
 
 /// The meta part of a cache.
 pub(super) struct Meta {
-    /// Where the columns start in the file: sizes and mtimes (u64), record
-    /// offsets (u64, len + 1), field lengths (u32 × FIELDS), updated (i64),
-    /// flags (u8), trigger masks (u64 × 2), segment sizes (u64 × 3), and
-    /// then the segments' block indexes.
-    pub(super) sizes: usize,
-    pub(super) mtimes: usize,
-    pub(super) records: usize,
-    pub(super) lengths: usize,
-    pub(super) updated: usize,
-    pub(super) flags: usize,
-    pub(super) triggers: usize,
+    /// Where each column of [`Col::ALL`] starts in the file.
+    pub(super) cols: [usize; Col::ALL.len()],
+    /// Where the segment sizes (u64 × 3 each) start; the segments' block
+    /// indexes follow them.
     pub(super) dims: usize,
     pub(super) indexes: usize,
     pub(super) segments: usize,
     /// Where records start in the file.
     pub(super) records_at: u64,
+}
+
+/// The meta part's per-document columns, in the order they are written
+/// and read: the one description of that part's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Col {
+    /// File sizes (u64).
+    Sizes,
+    /// File stamps: mtime, ctime and inode in one u64.
+    Stamps,
+    /// Where each record starts, relative to the first (u64, one more row
+    /// than documents: the end of the last).
+    Records,
+    /// Field lengths (u32 × FIELDS).
+    Lengths,
+    /// `updated` (i64).
+    Updated,
+    /// Flags (u8, below).
+    Flags,
+    /// Trigger masks (u64 × 2).
+    Triggers,
+}
+
+impl Col {
+    pub(super) const ALL: [Col; 7] = [
+        Col::Sizes,
+        Col::Stamps,
+        Col::Records,
+        Col::Lengths,
+        Col::Updated,
+        Col::Flags,
+        Col::Triggers,
+    ];
+
+    /// Bytes per document.
+    pub(super) fn width(self) -> usize {
+        match self {
+            Col::Sizes | Col::Stamps | Col::Records | Col::Updated => 8,
+            Col::Lengths => 4 * FIELDS,
+            Col::Flags => 1,
+            Col::Triggers => 16,
+        }
+    }
+
+    /// The column's length in bytes for `n` documents.
+    pub(super) fn len(self, n: usize) -> usize {
+        self.width() * (n + usize::from(self == Col::Records))
+    }
+}
+
+impl Meta {
+    /// Where column `col` starts in the file.
+    pub(super) fn at(&self, col: Col) -> usize {
+        self.cols[col as usize]
+    }
 }
 
 /// A document's flags in the meta part.
@@ -134,13 +182,20 @@ pub(super) fn encode(
     cols.u32s(&slug_offs);
     let names = std::mem::take(&mut cols.meta);
     cols.meta.extend_from_slice(&(tables.len() as u64).to_le_bytes());
-    cols.u64s(&sizes);
-    cols.u64s(&mtimes);
-    cols.u64s(&offsets);
-    cols.u32s(&lengths);
-    cols.u64s(&updated);
-    cols.bytes(&flags);
-    cols.u64s(&triggers);
+    let le64 = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for col in Col::ALL {
+        let bytes = match col {
+            Col::Sizes => le64(&sizes),
+            Col::Stamps => le64(&mtimes),
+            Col::Records => le64(&offsets),
+            Col::Lengths => lengths.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Col::Updated => le64(&updated),
+            Col::Flags => std::mem::take(&mut flags),
+            Col::Triggers => le64(&triggers),
+        };
+        debug_assert_eq!(bytes.len(), col.len(n), "{col:?}");
+        cols.bytes(&bytes);
+    }
     cols.u64s(&dims);
     for (index, _, _) in &tables {
         cols.bytes(index);

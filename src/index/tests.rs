@@ -170,7 +170,7 @@ fn a_damaged_delta_is_passed_over_and_written_again() {
 fn record_stamp(root: &Root, path: &std::path::Path, slug: &str, stamp: u64) {
     let cached = open(root, path).unwrap();
     let doc = cached.find("facts", slug).unwrap();
-    let at = cached.meta.mtimes + 8 * doc;
+    let at = cached.meta.at(super::format::Col::Stamps) + 8 * doc;
     drop(cached);
     let mut bytes = std::fs::read(path).unwrap();
     bytes[at..at + 8].copy_from_slice(&stamp.to_le_bytes());

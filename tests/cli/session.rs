@@ -6,8 +6,8 @@ use std::fs;
 
 use serde_json::json;
 
-use crate::env::Env;
 use crate::context::tokens;
+use crate::env::Env;
 
 fn trusted_demo() -> Env {
     let env = Env::with_fixture("demo");
