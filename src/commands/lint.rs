@@ -14,29 +14,12 @@ use crate::commands::stats::max_entries;
 use crate::frontmatter::Document;
 use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::memory::Memory;
+use crate::memory::keys::KEYS;
 use crate::memory::{RESIDENT_BUDGET, resident_total};
 use crate::output::Style;
 use crate::roots::Root;
 use crate::scan::walk;
 use crate::settings::Context;
-
-/// The frontmatter keys `mem` reads.
-pub const KNOWN_KEYS: &[&str] = &[
-    "id",
-    "title",
-    "kind",
-    "summary",
-    "highlight",
-    "created",
-    "updated",
-    "load_when",
-    "pinned",
-    "tags",
-    "role",
-    "paths",
-    "supersedes",
-    "superseded_by",
-];
 
 /// Check the memory roots for problems.
 #[derive(Debug, clap::Args)]
@@ -215,12 +198,13 @@ fn read_one(root: &Root, f: &crate::scan::FileEntry, out: &mut Vec<Finding>) -> 
 
 /// The known key an unknown one is probably a misspelling of.
 pub fn typo_of(key: &str) -> Option<&'static str> {
-    if KNOWN_KEYS.contains(&key) {
+    let known = || KEYS.iter().map(|k| k.name);
+    if known().any(|k| k == key) {
         return None;
     }
     let norm = |s: &str| s.to_lowercase().replace(['-', '_', ' '], "");
     let k = norm(key);
-    KNOWN_KEYS.iter().copied().find(|known| {
+    known().find(|known| {
         let n = norm(known);
         n == k || (n.len() >= 4 && distance(&n, &k) <= if n.len() >= 8 { 2 } else { 1 })
     })

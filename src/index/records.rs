@@ -2,10 +2,11 @@
 
 use crate::base::codec::{get_string, put_bytes, read_varint, varint};
 use crate::memory::Memory;
+use crate::memory::keys::{Field, FieldRef, KEYS, Shape};
 use crate::relpath::RelPath;
 use crate::roots::Scope;
 
-pub(super) fn put_opt(s: &Option<String>, out: &mut Vec<u8>) {
+pub(super) fn put_opt(s: Option<&str>, out: &mut Vec<u8>) {
     match s {
         Some(s) => {
             out.push(1);
@@ -47,49 +48,76 @@ pub(super) fn get_i64(at: &mut &[u8]) -> Option<i64> {
     Some(i64::from_le_bytes(*bytes))
 }
 
+/// A byte that is 0 or 1.
+fn get_bool(at: &mut &[u8]) -> Option<bool> {
+    let (&b, rest) = at.split_first()?;
+    *at = rest;
+    (b <= 1).then_some(b == 1)
+}
+
+/// A memory as a record: each kept key of [`KEYS`] by its shape, in that
+/// order, then whether the summary was derived and the content checksum.
 pub(super) fn put_memory(m: &Memory, out: &mut Vec<u8>) {
-    for s in [&m.title, &m.kind, &m.summary, &m.highlight] {
-        put_bytes(s.as_bytes(), out);
+    for key in KEYS.iter().filter(|k| k.kept) {
+        match m.field(key.name) {
+            Some(FieldRef::Text(t)) => put_opt(t, out),
+            Some(FieldRef::Date(d)) => put_i64(d, out),
+            Some(FieldRef::List(l)) => put_list(l, out),
+            Some(FieldRef::Flag(f)) => out.push(u8::from(f)),
+            None => unreachable!("every kept key has a field (tested)"),
+        }
     }
-    put_i64(m.created, out);
-    put_i64(m.updated, out);
-    put_list(&m.load_when, out);
-    put_list(&m.tags, out);
-    put_list(&m.paths, out);
-    out.push(u8::from(m.pinned) | u8::from(m.summary_derived) << 1);
-    for s in [&m.role, &m.supersedes, &m.superseded_by] {
-        put_opt(s, out);
-    }
+    out.push(u8::from(m.summary_derived));
     put_i64(m.content as i64, out);
 }
 
+/// A record read back; None when it is damaged.
 pub(super) fn get_memory(path: RelPath, scope: Scope, at: &mut &[u8]) -> Option<Memory> {
-    let (title, kind, summary, highlight) =
-        (get_string(at)?, get_string(at)?, get_string(at)?, get_string(at)?);
-    let (created, updated) = (get_i64(at)?, get_i64(at)?);
-    let (load_when, tags, paths) = (get_list(at)?, get_list(at)?, get_list(at)?);
-    let (&flags, rest) = at.split_first()?;
-    *at = rest;
-    let (role, supersedes, superseded_by) = (get_opt(at)?, get_opt(at)?, get_opt(at)?);
-    let content = get_i64(at)? as u64;
-    Some(Memory {
-        path,
-        scope,
-        title,
-        kind,
-        summary,
-        summary_derived: flags & 2 != 0,
-        highlight,
-        created,
-        updated,
-        load_when,
-        pinned: flags & 1 != 0,
-        tags,
-        role,
-        paths,
-        supersedes,
-        superseded_by,
-        body: String::new(),
-        content,
-    })
+    let mut m = Memory::blank(path, scope);
+    for key in KEYS.iter().filter(|k| k.kept) {
+        let value = match key.shape {
+            Shape::Text => Field::Text(get_opt(at)?),
+            Shape::Date => Field::Date(get_i64(at)?),
+            Shape::List => Field::List(get_list(at)?),
+            Shape::Flag => Field::Flag(get_bool(at)?),
+        };
+        if !m.set_field(key.name, value) {
+            return None;
+        }
+    }
+    m.summary_derived = get_bool(at)?;
+    m.content = get_i64(at)? as u64;
+    Some(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kept_key_goes_into_a_record_and_comes_back() {
+        let path = RelPath::parse("facts/a").unwrap();
+        let mut m = Memory::blank(path.clone(), Scope::Project);
+        for (i, key) in KEYS.iter().filter(|k| k.kept).enumerate() {
+            let value = match key.shape {
+                Shape::Text => Field::Text(Some(format!("text {i}"))),
+                Shape::Date => Field::Date(1_000 + i as i64),
+                Shape::List => Field::List(vec![format!("a{i}"), format!("b{i}")]),
+                Shape::Flag => Field::Flag(true),
+            };
+            assert!(m.set_field(key.name, value.clone()), "{} is not set", key.name);
+            assert!(m.field(key.name).is_some(), "{} has no field", key.name);
+        }
+        m.summary_derived = true;
+        m.content = 42;
+        let mut out = Vec::new();
+        put_memory(&m, &mut out);
+        let back = get_memory(path, Scope::Project, &mut &out[..]).unwrap();
+        for key in KEYS.iter().filter(|k| k.kept) {
+            assert_eq!(back.field(key.name), m.field(key.name), "{}", key.name);
+        }
+        assert!(back.summary_derived);
+        assert_eq!(back.content, 42);
+        assert!(KEYS.iter().filter(|k| !k.kept).all(|k| m.field(k.name).is_none()));
+    }
 }

@@ -13,6 +13,8 @@ use crate::frontmatter::Document;
 use crate::relpath::RelPath;
 use crate::roots::Scope;
 
+pub mod keys;
+
 /// Longest derived summary, in characters.
 pub const SUMMARY_MAX: usize = 140;
 
@@ -54,86 +56,6 @@ impl Serialize for RelPath {
 }
 
 impl Memory {
-    /// Build a memory from a parsed document. `mtime_ms` stands in for absent
-    /// dates. Returns the memory and one message per field that had to be
-    /// defaulted because its value had the wrong shape.
-    pub fn from_document(
-        path: RelPath,
-        scope: Scope,
-        doc: &Document,
-        mtime_ms: i64,
-    ) -> (Memory, Vec<String>) {
-        let mut problems = Vec::new();
-        let mut field = |key: &str, want: &str| {
-            problems.push(format!("`{key}` should be {want}; using the default"))
-        };
-        let text = |key: &str, field: &mut dyn FnMut(&str, &str)| match doc.meta.get(key) {
-            None | Some(Value::Null) => None,
-            Some(v) => scalar(v).or_else(|| {
-                field(key, "a single line of text");
-                None
-            }),
-        };
-        let title = text("title", &mut field)
-            .or_else(|| first_heading(&doc.body))
-            .unwrap_or_else(|| path.slug.clone());
-        let kind = text("kind", &mut field).unwrap_or_else(|| default_kind(&path).into());
-        let written_summary = text("summary", &mut field);
-        let summary_derived = written_summary.is_none();
-        let summary = written_summary.unwrap_or_else(|| first_paragraph(&doc.body));
-        let highlight = text("highlight", &mut field).unwrap_or_default();
-        let role = text("role", &mut field);
-        let supersedes = text("supersedes", &mut field).map(|s| with_md(&s));
-        let superseded_by = text("superseded_by", &mut field).map(|s| with_md(&s));
-        let mut date = |key: &str| match doc.meta.get(key) {
-            None | Some(Value::Null) => mtime_ms,
-            Some(v) => date_ms(v).unwrap_or_else(|| {
-                field(key, "epoch milliseconds or an ISO 8601 date");
-                mtime_ms
-            }),
-        };
-        let created = date("created");
-        let updated = date("updated");
-        let mut list = |key: &str| match doc.meta.get(key) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(v) => string_list(v).unwrap_or_else(|| {
-                field(key, "a list of text, or one line split on commas");
-                Vec::new()
-            }),
-        };
-        let load_when = list("load_when");
-        let tags = list("tags");
-        let paths = list("paths");
-        let pinned = match doc.meta.get("pinned") {
-            None | Some(Value::Null) => false,
-            Some(v) => flag(v).unwrap_or_else(|| {
-                field("pinned", "true or false");
-                false
-            }),
-        };
-        let memory = Memory {
-            path,
-            scope,
-            title,
-            kind,
-            summary,
-            summary_derived,
-            content: 0,
-            highlight,
-            created,
-            updated,
-            load_when,
-            pinned,
-            tags,
-            role,
-            paths,
-            supersedes,
-            superseded_by,
-            body: doc.body.clone(),
-        };
-        (memory, problems)
-    }
-
     /// The memory's relative file path, `category/slug.md`.
     pub fn file(&self) -> String {
         self.path.file()
@@ -182,7 +104,7 @@ pub fn with_md(s: &str) -> String {
     if s.ends_with(".md") { s.to_string() } else { format!("{s}.md") }
 }
 
-fn scalar(v: &Value) -> Option<String> {
+pub(crate) fn scalar(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.trim().to_string()),
         Value::Number(n) => Some(n.to_string()),
@@ -200,7 +122,7 @@ pub fn date_ms(v: &Value) -> Option<i64> {
     }
 }
 
-fn flag(v: &Value) -> Option<bool> {
+pub(crate) fn flag(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
@@ -213,7 +135,7 @@ fn flag(v: &Value) -> Option<bool> {
 }
 
 /// A list of strings, or one string split on `,` and `，`.
-fn string_list(v: &Value) -> Option<Vec<String>> {
+pub(crate) fn string_list(v: &Value) -> Option<Vec<String>> {
     let items: Vec<String> = match v {
         Value::Sequence(seq) => seq.iter().map(scalar).collect::<Option<_>>()?,
         other => scalar(other)?.split([',', '，']).map(str::to_string).collect(),
