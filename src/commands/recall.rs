@@ -172,7 +172,7 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
         explain: args.explain,
     };
     let hits = rank(corpus, docs, &Params::default(), &request);
-    if (corpus.is_damaged() || docs.is_damaged()) && index::distrust(&roots) {
+    if lib.is_damaged() && index::distrust(&roots) {
         // A cache damaged on disk: answer again, once, from the files.
         let mut report = run_all(ctx, args)?;
         report

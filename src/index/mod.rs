@@ -121,6 +121,15 @@ pub struct Library {
     pub problems: Vec<Problem>,
 }
 
+impl Library {
+    /// True once something read from a cache while answering turned out
+    /// damaged (a record, a term table, a mapping truncated in place): the
+    /// answer cannot be trusted; [`distrust`] says whether to answer again.
+    pub fn is_damaged(&self) -> bool {
+        self.corpus.is_damaged() || self.docs.is_damaged()
+    }
+}
+
 /// [`index_all`] with every memory read: for commands that look at all of
 /// them. A damaged record drops the caches and indexes again from the files.
 pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {

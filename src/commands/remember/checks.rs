@@ -65,7 +65,7 @@ pub(super) fn near_duplicates(
         explain: false,
     };
     let hits = rank(&lib.corpus, &lib.docs, &Params::default(), &request);
-    if lib.corpus.is_damaged() || lib.docs.is_damaged() {
+    if lib.is_damaged() {
         // The hint is only a hint: the next run rebuilds the index.
         index::distrust(roots);
     }
