@@ -113,7 +113,7 @@ pub fn list(root: &Root, record: bool) -> (Vec<Listing>, Vec<Problem>) {
 /// [`list`], running `side` (work independent of the listing) on one of
 /// the listing threads; see [`list_with`].
 #[allow(unsafe_code, reason = "maps the snapshot: see the SAFETY note below")]
-pub fn list_beside(
+pub(crate) fn list_beside(
     root: &Root,
     record: bool,
     side: &(dyn Fn() + Sync),

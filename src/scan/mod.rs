@@ -6,7 +6,10 @@
 //! one but is misplaced is reported, not silently skipped.
 //!
 //! [`model`] holds what a scan yields, [`listing`] finds the files,
-//! [`reading`] reads them.
+//! [`reading`] reads them. There is one walker, [`list_with`]: [`walk`]
+//! lists a root's memory files through it (for commands that read every
+//! file), and the index lists through it with its folder snapshots
+//! ([`crate::index::snapshot::list`]), so an unchanged folder is not read.
 
 pub mod listing;
 pub mod model;
