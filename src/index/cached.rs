@@ -2,6 +2,7 @@
 //! records read one at a time when asked.
 
 use std::cmp::Ordering;
+use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,11 @@ use crate::roots::{Root, Scope};
 /// fixed-width columns (read as they lie, not parsed).
 pub(super) struct Cached {
     pub(super) path: PathBuf,
+    pub(super) file: Arc<File>,
+    /// The file's length.
+    pub(super) total: u64,
+    /// The header, names and meta parts, mapped.
+    pub(super) map: Arc<Mapped>,
     pub(super) names: Names,
     pub(super) meta: Meta,
 }
@@ -46,7 +52,7 @@ impl Cached {
 
     /// The mapped file, where the columns lie.
     pub(super) fn bytes(&self) -> &[u8] {
-        &self.names.map
+        &self.map
     }
 
     pub(super) fn size(&self, doc: usize) -> u64 {
@@ -87,7 +93,7 @@ impl Cached {
     /// file: a damaged or crafted offset must not size an allocation.
     pub(super) fn within(&self, start: u64, len: u64) -> Option<()> {
         let end = self.meta.records_at.checked_add(start)?.checked_add(len)?;
-        (end <= self.names.total).then_some(())
+        (end <= self.total).then_some(())
     }
 
     /// Read one record: the memory and the messages of its defaulted fields.
@@ -95,7 +101,7 @@ impl Cached {
         let (start, len) = self.record_span(doc)?;
         self.within(start, len)?;
         let mut buf = vec![0u8; usize::try_from(len).ok()?];
-        read_at(&self.names.file, &mut buf, self.meta.records_at.checked_add(start)?).ok()?;
+        read_at(&self.file, &mut buf, self.meta.records_at.checked_add(start)?).ok()?;
         self.decode_record(doc, scope, &buf)
     }
 
@@ -104,7 +110,7 @@ impl Cached {
         let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * self.len())?;
         self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
-        read_at(&self.names.file, &mut buf, self.meta.records_at).ok()?;
+        read_at(&self.file, &mut buf, self.meta.records_at).ok()?;
         (0..self.len())
             .map(|doc| {
                 let (start, len) = self.record_span(doc)?;
@@ -189,17 +195,15 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         return None;
     }
     let meta = read_meta(&map, names_end, meta_len, meta_sum, n)?;
+    let map = Arc::new(map);
     let names = Names {
-        file: Arc::new(file),
-        total,
         built_at,
         len: n,
         categories,
-        slugs: HEADER + slugs_at,
-        slug_offs: HEADER + slug_offs,
-        map: Arc::new(map),
+        slugs: Held::mapped(&map, HEADER + slugs_at, slugs_len)?,
+        slug_offs: Held::mapped(&map, HEADER + slug_offs, 4 * (n + 1))?,
     };
-    Some(Cached { path: path.to_path_buf(), names, meta })
+    Some(Cached { path: path.to_path_buf(), file: Arc::new(file), total, map, names, meta })
 }
 
 /// Every document's statistics and the term tables, each with its first document.
@@ -279,11 +283,11 @@ pub(super) fn read_meta(map: &[u8], at: usize, len: usize, sum: u64, n: usize) -
 /// The ranking part of an opened cache: every document's statistics and the
 /// term tables (dictionaries and postings stay in the file). None when the
 /// meta part does not describe the file.
-pub(super) fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
-    let (n, bytes) = (names.len, &names.map[..]);
+pub(super) fn read_tables(cached: &Cached) -> Option<Tables> {
+    let (meta, n, bytes) = (&cached.meta, cached.len(), &cached.map[..]);
     // Their sizes were checked with the meta part: every read is in bounds.
     let columns = CachedStats {
-        map: names.map.clone(),
+        map: cached.map.clone(),
         len: n,
         lengths: meta.at(Col::Lengths),
         updated: meta.at(Col::Updated),
@@ -300,24 +304,24 @@ pub(super) fn read_tables(names: &Names, meta: &Meta) -> Option<Tables> {
         let dim = |k: usize| u64_at(bytes, meta.dims + 8 * (3 * s + k));
         let (docs, dict_len, postings_len) = (dim(0)?, dim(1)?, dim(2)?);
         let (index_at, index_len) = sections.any()?;
-        let index = Held::mapped(&names.map, index_at, index_len)?;
-        let dict = Bytes::File { file: names.file.clone(), at: offset, len: dict_len };
+        let index = Held::mapped(&cached.map, index_at, index_len)?;
+        let dict = Bytes::File { file: cached.file.clone(), at: offset, len: dict_len };
         offset = offset.checked_add(dict_len)?;
-        let postings = Bytes::File { file: names.file.clone(), at: offset, len: postings_len };
+        let postings = Bytes::File { file: cached.file.clone(), at: offset, len: postings_len };
         offset = offset.checked_add(postings_len)?;
         let packed = Packed::open(index, dict, postings)?;
         tables.push((u32::try_from(first).ok()?, Terms::Stored(Box::new(packed))));
         first = first.checked_add(docs)?;
     }
     let covered = first == n as u64;
-    let whole = sections.at == bytes.len() && offset == names.total;
+    let whole = sections.at == bytes.len() && offset == cached.total;
     (covered && whole).then_some((stats, tables))
 }
 
 /// Open a root's cache for ranking.
 pub(super) fn read(root: &Root, path: &std::path::Path) -> Option<(Cached, Tables)> {
     let cached = open(root, path)?;
-    let tables = read_tables(&cached.names, &cached.meta)?;
+    let tables = read_tables(&cached)?;
     Some((cached, tables))
 }
 

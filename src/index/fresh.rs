@@ -316,7 +316,7 @@ pub(super) fn verify(
 /// built at `at`: every file it holds was checked to be as indexed. The
 /// whole file is rewritten with the new time and the names part sealed again.
 pub(super) fn confirm(root: &Root, cached: &Cached, at: u64) {
-    let limit = cached.names.total;
+    let limit = cached.total;
     let Ok(mut bytes) =
         crate::files::read(&root.dir, &cached.path, crate::files::Links::Never, limit)
     else {
@@ -324,7 +324,7 @@ pub(super) fn confirm(root: &Root, cached: &Cached, at: u64) {
     };
     let names_len = u64_at(&bytes, 24).and_then(|v| usize::try_from(v).ok());
     let Some(names_end) = names_len.and_then(|l| HEADER.checked_add(l)) else { return };
-    let same = bytes.len() as u64 == cached.names.total
+    let same = bytes.len() as u64 == cached.total
         && names_end <= bytes.len()
         && u64_at(&bytes, HEADER) == Some(cached.names.built_at);
     if !same {

@@ -2,34 +2,28 @@
 //! holds, in walk order, searched as they lie.
 
 use std::cmp::Ordering;
-use std::fs::File;
-use std::sync::Arc;
 
-use super::mapped::Mapped;
+use super::packed::Held;
 use crate::base::codec::u32_at;
 use crate::relpath::RelPath;
 
 /// The first part of a cache: what a root's folders held, enough to list it.
 pub(super) struct Names {
-    pub(super) file: Arc<File>,
-    pub(super) total: u64,
-    /// The header, names and meta parts.
-    pub(super) map: Arc<Mapped>,
     pub(super) built_at: u64,
     pub(super) len: usize,
     /// Category names, each with the first document of its run.
     pub(super) categories: Vec<(String, usize)>,
-    /// Where, in the file, the slugs (UTF-8, back to back) and their
-    /// offsets (u32, len + 1) start.
-    pub(super) slugs: usize,
-    pub(super) slug_offs: usize,
+    /// The slugs (UTF-8, back to back) and their offsets (u32, len + 1),
+    /// where they lie in the mapped file.
+    pub(super) slugs: Held,
+    pub(super) slug_offs: Held,
 }
 
 impl Names {
     /// The slug of `doc`, as bytes (valid UTF-8: checked on open).
     pub(super) fn slug_bytes(&self, doc: usize) -> &[u8] {
-        let at = |i: usize| u32_at(&self.map, self.slug_offs + 4 * i).unwrap_or(0) as usize;
-        self.map.get(self.slugs + at(doc)..self.slugs + at(doc + 1)).unwrap_or(&[])
+        let at = |i: usize| u32_at(&self.slug_offs, 4 * i).unwrap_or(0) as usize;
+        self.slugs.get(at(doc)..at(doc + 1)).unwrap_or(&[])
     }
 
     pub(super) fn slug(&self, doc: usize) -> &str {
