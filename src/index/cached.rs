@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::format::{
-    Col, DERIVED, HEADER, MAGIC, Meta, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
+    Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
 };
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
@@ -172,9 +172,16 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         return None;
     }
     let mut sections = Sections { meta: bytes, at: 24 };
-    let (blob_at, blob_len) = sections.any()?;
-    let name_offs = sections.next(4 * (c + 1))?;
-    let firsts = sections.next(4 * c)?;
+    let mut parts = [(0, 0); NamePart::ALL.len()];
+    for part in NamePart::ALL {
+        parts[part as usize] = match part.len(n, c) {
+            Some(len) => (sections.next(len)?, len),
+            None => sections.any()?,
+        };
+    }
+    let at = |part: NamePart| parts[part as usize];
+    let ((blob_at, blob_len), (name_offs, _), (firsts, _)) =
+        (at(NamePart::Categories), at(NamePart::CategoryEnds), at(NamePart::CategoryFirsts));
     let mut categories = Vec::with_capacity(c);
     for i in 0..c {
         let (a, b) = (u32_at(bytes, name_offs + 4 * i)?, u32_at(bytes, name_offs + 4 * i + 4)?);
@@ -188,9 +195,8 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     if u32_at(bytes, name_offs + 4 * c)? as usize != blob_len {
         return None;
     }
-    let (slugs_at, slugs_len) = sections.any()?;
+    let ((slugs_at, slugs_len), (slug_offs, _)) = (at(NamePart::Slugs), at(NamePart::SlugEnds));
     std::str::from_utf8(&bytes[slugs_at..slugs_at + slugs_len]).ok()?;
-    let slug_offs = sections.next(4 * (n + 1))?;
     if sections.at != bytes.len() {
         return None;
     }

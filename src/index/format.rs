@@ -77,6 +77,43 @@ impl Col {
     }
 }
 
+/// The names part's sections after its three words (build time, documents,
+/// categories), in the order they are written and read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NamePart {
+    /// Category names, UTF-8, back to back.
+    Categories,
+    /// Where each category name ends (u32, one more than categories, from 0).
+    CategoryEnds,
+    /// Each category's first document (u32).
+    CategoryFirsts,
+    /// Slugs, UTF-8, back to back.
+    Slugs,
+    /// Where each slug ends (u32, one more than documents, from 0).
+    SlugEnds,
+}
+
+impl NamePart {
+    pub(super) const ALL: [NamePart; 5] = [
+        NamePart::Categories,
+        NamePart::CategoryEnds,
+        NamePart::CategoryFirsts,
+        NamePart::Slugs,
+        NamePart::SlugEnds,
+    ];
+
+    /// The section's length in bytes for `n` documents in `c` categories;
+    /// None for text, whose length is its own.
+    pub(super) fn len(self, n: usize, c: usize) -> Option<usize> {
+        match self {
+            NamePart::Categories | NamePart::Slugs => None,
+            NamePart::CategoryEnds => Some(4 * (c + 1)),
+            NamePart::CategoryFirsts => Some(4 * c),
+            NamePart::SlugEnds => Some(4 * (n + 1)),
+        }
+    }
+}
+
 impl Meta {
     /// Where column `col` starts in the file.
     pub(super) fn at(&self, col: Col) -> usize {
@@ -175,11 +212,18 @@ pub(super) fn encode(
     for v in [listed_at, n as u64, runs.len() as u64] {
         cols.meta.extend_from_slice(&v.to_le_bytes());
     }
-    cols.bytes(&category_names);
-    cols.u32s(&category_offs);
-    cols.u32s(&category_first);
-    cols.bytes(&slugs);
-    cols.u32s(&slug_offs);
+    let le32 = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for part in NamePart::ALL {
+        let bytes = match part {
+            NamePart::Categories => std::mem::take(&mut category_names),
+            NamePart::CategoryEnds => le32(&category_offs),
+            NamePart::CategoryFirsts => le32(&category_first),
+            NamePart::Slugs => std::mem::take(&mut slugs),
+            NamePart::SlugEnds => le32(&slug_offs),
+        };
+        debug_assert!(part.len(n, runs.len()).is_none_or(|len| len == bytes.len()), "{part:?}");
+        cols.bytes(&bytes);
+    }
     let names = std::mem::take(&mut cols.meta);
     cols.meta.extend_from_slice(&(tables.len() as u64).to_le_bytes());
     let le64 = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -232,11 +276,6 @@ impl Columns {
     pub(super) fn bytes(&mut self, b: &[u8]) {
         self.meta.extend_from_slice(&(b.len() as u64).to_le_bytes());
         self.meta.extend_from_slice(b);
-    }
-
-    pub(super) fn u32s(&mut self, v: &[u32]) {
-        self.meta.extend_from_slice(&(4 * v.len() as u64).to_le_bytes());
-        v.iter().for_each(|x| self.meta.extend_from_slice(&x.to_le_bytes()));
     }
 
     pub(super) fn u64s(&mut self, v: &[u64]) {
