@@ -74,10 +74,10 @@ fn encode(listed_at: u64, written_at: u64, digest: u64, files: &[Option<(u64, u6
     }
     for f in files {
         match f {
-            Some((size, mtime)) => {
+            Some((size, stamp)) => {
                 body.push(1);
                 varint(*size, &mut body);
-                varint(*mtime, &mut body);
+                varint(*stamp, &mut body);
             }
             None => body.push(0),
         }

@@ -46,15 +46,16 @@ pub struct Built {
 
 type TermMap<K, V = u32> = HashMap<K, V, BuildHasherDefault<TermHasher>>;
 
-/// The term dictionary's hasher: FxHash's multiply-rotate step, several
-/// times faster than the default SipHash on short keys. Terms come from the
+/// The term dictionary's hasher: the crate's one hash step
+/// ([`mix`](crate::base::codec::mix)) over 8-byte words, several times
+/// faster than the default SipHash on short keys. Terms come from the
 /// user's own files, so resistance to crafted collisions is not needed.
 #[derive(Default)]
 struct TermHasher(u64);
 
 impl TermHasher {
     fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 = crate::base::codec::mix(self.0, word);
     }
 }
 
@@ -72,10 +73,10 @@ impl Hasher for TermHasher {
         }
     }
 
-    /// The multiply leaves the well-mixed bits high; rotate them into the
-    /// low bits the table indexes by.
+    /// The step's rotate already brings the well-mixed high bits down to
+    /// the low bits the table indexes by.
     fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
+        self.0
     }
 }
 
