@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mem::compile::{Sources, plan};
-use mem::frontmatter::Document;
-use mem::memory::Memory;
+use mem::model::compile::{Sources, plan};
+use mem::model::frontmatter::Document;
+use mem::model::memory::Memory;
+use mem::model::relpath::RelPath;
+use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
 use mem::rank::score::{Params, Request, rank};
 use mem::rank::tokenize::Tokenizer;
-use mem::relpath::RelPath;
-use mem::roots::Scope;
 
 const WORDS: &[&str] = &[
     "部署",
@@ -93,7 +93,7 @@ fn main() {
     println!("index 10,000 memories: {t:?}");
 
     let corpus = Corpus::build(&memories);
-    let filter = |_, _: &mem::memory::Memory| true;
+    let filter = |_, _: &mem::model::memory::Memory| true;
     let req = Request {
         query: "部署 timeout 回滚",
         limit: 10,

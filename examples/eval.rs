@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mem::index::index_all;
+use mem::model::roots::{Root, Scope};
 use mem::rank::score::{Memories, Params, Request, rank};
-use mem::roots::{Root, Scope};
 use serde::Deserialize;
 
 /// Ranks one query: the relevant-or-not paths, best first.
@@ -192,7 +192,7 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
         .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
     Box::new(move |q: &Query| {
         let _keep = &copy;
-        let filter = |_, m: &mem::memory::Memory| {
+        let filter = |_, m: &mem::model::memory::Memory| {
             !m.is_superseded()
                 && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
         };

@@ -8,8 +8,8 @@ use std::time::SystemTime;
 
 use crate::base::error::{Error, Result};
 use crate::base::time::{Lang, epoch_ms};
-use crate::relpath::RelPath;
-use crate::roots::{self, Root, Roots, Scope};
+use crate::model::relpath::RelPath;
+use crate::model::roots::{self, Root, Roots, Scope};
 
 /// Which roots a command sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

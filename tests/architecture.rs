@@ -234,3 +234,28 @@ fn source_files_stay_short() {
     }
     assert!(long.is_empty(), "split these, or say at their top why they are one piece: {long:?}");
 }
+
+/// Each folder uses only the layers below it, as the crate's map says:
+/// base, model, rank and guard, store, index, then the command line.
+#[test]
+fn layers_run_bottom_up() {
+    let layer = |module: &str| match module.split("::").next().unwrap() {
+        "base" => 0,
+        "model" => 1,
+        "rank" | "guard" => 2,
+        "store" => 3,
+        "index" => 4,
+        "settings" | "commands" | "cli" | "output" => 5,
+        other => panic!("{other} is on no layer of the map in src/lib.rs"),
+    };
+    for (module, edges) in &graph() {
+        for edge in edges {
+            assert!(
+                layer(edge) <= layer(module),
+                "{module} (layer {}) uses {edge} (layer {})",
+                layer(module),
+                layer(edge)
+            );
+        }
+    }
+}

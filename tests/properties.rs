@@ -4,12 +4,12 @@
 //! markers, the merge driver is order-independent and idempotent, and the
 //! ranker's early stop never changes the top of a ranking.
 
-use mem::frontmatter::Document;
-use mem::memory::Memory;
+use mem::model::frontmatter::Document;
+use mem::model::memory::Memory;
+use mem::model::relpath::RelPath;
+use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
 use mem::rank::score::{Params, Request, Signals, rank};
-use mem::relpath::RelPath;
-use mem::roots::Scope;
 use proptest::prelude::*;
 
 /// A small memory from generated parts: body words, triggers, pinned, age.
@@ -134,7 +134,7 @@ proptest! {
         let target = &keys[pick % keys.len()];
         let mut after = before.clone();
         after.set(target, value.trim());
-        let out = mem::frontmatter::edit::render_over(&text, &before, &after);
+        let out = mem::model::frontmatter::edit::render_over(&text, &before, &after);
         // It reads back as asked.
         let back = Document::parse(&out).unwrap();
         prop_assert_eq!(&back.meta, &after.meta);
@@ -186,8 +186,8 @@ proptest! {
         let head = format!("{}<!-- auto:begin registry -->{nl}", lines(&before));
         let tail = format!("<!-- auto:end -->{nl}{}", lines(&after));
         let text = format!("{head}{}{tail}", lines(&inside));
-        let found = mem::regions::find(&text).unwrap();
-        let out = mem::regions::replace(&text, &found, |_| Some(new.clone()));
+        let found = mem::model::regions::find(&text).unwrap();
+        let out = mem::model::regions::replace(&text, &found, |_| Some(new.clone()));
         prop_assert!(out.starts_with(&head), "{:?}", out);
         prop_assert!(out.ends_with(&tail), "{:?}", out);
         prop_assert_eq!(&out[head.len()..out.len() - tail.len()], lines(&new));
@@ -203,16 +203,16 @@ proptest! {
             index_md(&base.union(extra).cloned().collect())
         };
         let (b, o, t) = (index_md(&base), with(&ours), with(&theirs));
-        let outside = mem::merge::outside(&o).unwrap();
-        let one = mem::merge::merge_regions(&outside, &b, &o, &t).unwrap();
-        let two = mem::merge::merge_regions(&outside, &b, &t, &o).unwrap();
+        let outside = mem::model::merge::outside(&o).unwrap();
+        let one = mem::model::merge::merge_regions(&outside, &b, &o, &t).unwrap();
+        let two = mem::model::merge::merge_regions(&outside, &b, &t, &o).unwrap();
         prop_assert_eq!(&one, &two);
         // What compile writes for the union.
         let all: std::collections::BTreeSet<String> =
             base.iter().chain(&ours).chain(&theirs).cloned().collect();
         prop_assert_eq!(&one, &index_md(&all));
         // Merging the result with itself changes nothing.
-        let again = mem::merge::merge_regions(&outside, &one, &one, &one).unwrap();
+        let again = mem::model::merge::merge_regions(&outside, &one, &one, &one).unwrap();
         prop_assert_eq!(&again, &one);
     }
 }

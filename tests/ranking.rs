@@ -1,11 +1,11 @@
 //! The scorer through the library: the cases the product promises.
 
-use mem::frontmatter::Document;
-use mem::memory::Memory;
+use mem::model::frontmatter::Document;
+use mem::model::memory::Memory;
+use mem::model::relpath::RelPath;
+use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
 use mem::rank::score::{Params, Request, Signals, rank};
-use mem::relpath::RelPath;
-use mem::roots::Scope;
 
 const NOW: i64 = 1_795_996_800_000;
 

@@ -1,13 +1,13 @@
 //! What an agent may be shown of a project root: only what the user
-//! trusted (see [`crate::trust`]). Shared by `mem mcp` and the commands an
+//! trusted (see [`crate::store::trust`]). Shared by `mem mcp` and the commands an
 //! agent is pointed at (`mem recall --trusted`).
 
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Error;
-use crate::roots::{Root, Scope};
+use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::trust::Gate;
+use crate::store::trust::Gate;
 
 /// Leave out an untrusted project root (its memories would become the agent's
 /// instructions), with a note saying how to trust it; as `mem context` does.

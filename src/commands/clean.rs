@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::commands::compile::refresh;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
 use crate::settings::Context;
-use crate::state;
-use crate::write::trash;
+use crate::store::state;
+use crate::store::write::trash;
 
 use crate::base::time::DAY_MS;
 
@@ -60,12 +60,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut candidates = Vec::new();
     let mut warnings = Vec::new();
     for root in ctx.read_roots()? {
-        let _lock = if args.yes { Some(crate::write::lock_root(&root.dir)?) } else { None };
+        let _lock = if args.yes { Some(crate::store::write::lock_root(&root.dir)?) } else { None };
         let hits = state::load(&root.dir).0.hits;
         let mut moved = false;
         // Read from the files, not the index: a dry run writes nothing.
-        let (files, _) = crate::scan::walk(root);
-        for m in crate::scan::load_files(root.scope, &files).memories {
+        let (files, _) = crate::store::scan::walk(root);
+        for m in crate::store::scan::load_files(root.scope, &files).memories {
             let age_days = (ctx.now_ms - m.updated) / DAY_MS;
             let count = hits.get(&m.file()).map_or(0, |h| h.count);
             let eligible = !m.pinned

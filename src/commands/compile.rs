@@ -10,14 +10,14 @@ use serde::Serialize;
 use similar::TextDiff;
 
 use crate::base::error::{Error, Result};
-use crate::compile::{Change, Note, Sources, plan};
 use crate::index;
 use crate::index::stamp;
+use crate::model::compile::{Change, Note, Sources, plan};
+use crate::model::relpath::check_category;
+use crate::model::roots::{Root, Scope};
 use crate::output::Style;
-use crate::relpath::check_category;
-use crate::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::write::{remove_file, write_atomic};
+use crate::store::write::{remove_file, write_atomic};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -78,14 +78,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let mut reports = Vec::new();
     for root in roots {
-        let _lock = if args.check { None } else { Some(crate::write::lock_root(&root.dir)?) };
-        let root_md = |r: &Root| crate::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
+        let _lock =
+            if args.check { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
+        let root_md =
+            |r: &Root| crate::store::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
         reports.push(compile_root(root, args.check, args.fix_markers)?);
         // Sections mem added to ROOT.md keep it trusted, as any write through mem does.
         if let (Some(before), Some(after)) = (before, root_md(root)) {
-            crate::trust::wrote_root_md(&ctx.roots.global.dir, root, &before, &after);
+            crate::store::trust::wrote_root_md(&ctx.roots.global.dir, root, &before, &after);
         }
     }
     let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
@@ -131,7 +133,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
     let memories = index::memories(root, &listings);
-    let root_md = crate::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
+    let root_md = crate::store::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
     let indexes = read_indexes(root)?;
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
     let plan = plan(&sources, fix_markers);
@@ -148,12 +150,12 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         match &change {
             Change::Write { path, after, .. } => {
                 // Never write what no command could read back.
-                if after.len() as u64 > crate::files::MAX_GENERATED_BYTES {
+                if after.len() as u64 > crate::store::files::MAX_GENERATED_BYTES {
                     return Err(Error::input(format!(
                         "{}: the generated text would be {} MiB, over the {} MiB a generated file may hold",
                         target.display(),
                         after.len() >> 20,
-                        crate::files::MAX_GENERATED_BYTES >> 20
+                        crate::store::files::MAX_GENERATED_BYTES >> 20
                     ))
                     .hint("split the category, or move load_when triggers into fewer memories"));
                 }
@@ -194,7 +196,7 @@ fn read_indexes(root: &Root) -> Result<BTreeMap<String, String>> {
         if check_category(&name).is_err() || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        if let Some(text) = crate::files::text(&root.dir, &entry.path().join("index.md"))? {
+        if let Some(text) = crate::store::files::text(&root.dir, &entry.path().join("index.md"))? {
             out.insert(name, text);
         }
     }

@@ -10,11 +10,11 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::frontmatter::Document;
+use crate::model::frontmatter::Document;
+use crate::model::relpath::RelPath;
 use crate::output::Style;
-use crate::relpath::RelPath;
 use crate::settings::Context;
-use crate::write::{save_history, write_atomic};
+use crate::store::write::{save_history, write_atomic};
 
 const TEMPLATE: &str = include_str!("../../templates/memory.md");
 
@@ -49,8 +49,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     };
     // Checked before the editor opens: a link would only be refused on save.
-    crate::write::check_target(&root.dir, &file)?;
-    let before = crate::files::text(&root.dir, &file)?;
+    crate::store::write::check_target(&root.dir, &file)?;
+    let before = crate::store::files::text(&root.dir, &file)?;
     // The memory is edited as a draft beside its final place, and replaces
     // it (atomically, never through a link) only once it parses.
     let template = match &before {
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => TEMPLATE.replace("{id}", &rel.file()).replace("{now}", &ctx.now_ms.to_string()),
     };
     let draft = file.with_file_name(format!(".{}.draft.md", rel.slug));
-    crate::write::write_atomic(&root.dir, &draft, template.as_bytes())?;
+    crate::store::write::write_atomic(&root.dir, &draft, template.as_bytes())?;
     loop {
         open(&editor, &draft)?;
         let text = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
@@ -83,8 +83,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let after = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
-    let _lock = crate::write::lock_root(&root.dir)?;
-    let now = crate::files::text(&root.dir, &file)?;
+    let _lock = crate::store::write::lock_root(&root.dir)?;
+    let now = crate::store::files::text(&root.dir, &file)?;
     if after != template && now != before {
         return Err(Error::input(format!(
             "{} changed while it was open in the editor; it was left as it is now",
@@ -97,7 +97,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => "created",
         Some(old) => {
             // Saved under the version's own `updated`, as remember does.
-            let updated = crate::memory::updated_of(old).unwrap_or(ctx.now_ms);
+            let updated = crate::model::memory::updated_of(old).unwrap_or(ctx.now_ms);
             save_history(&root.dir, &rel, updated, old.as_bytes())?;
             "updated"
         }
@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if action != "unchanged" {
         write_atomic(&root.dir, &file, after.as_bytes())?;
         let old = before.as_deref().map(str::as_bytes);
-        crate::trust::wrote(&ctx.roots.global.dir, root, &rel, old, after.as_bytes());
+        crate::store::trust::wrote(&ctx.roots.global.dir, root, &rel, old, after.as_bytes());
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
-use crate::frontmatter::Document;
+use crate::model::frontmatter::Document;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
-use crate::scan::walk;
 use crate::settings::Context;
-use crate::state::{self, Hits};
-use crate::write::write_atomic;
+use crate::store::scan::walk;
+use crate::store::state::{self, Hits};
+use crate::store::write::write_atomic;
 
 /// The export format's name and version.
 pub const SCHEMA: &str = "mem-export/1";
@@ -123,7 +123,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 }
 
 fn read_doc(root: &Path, path: &Path) -> Result<Document> {
-    let text = crate::files::text(root, path)?
+    let text = crate::store::files::text(root, path)?
         .ok_or_else(|| Error::not_found(format!("{}: no such file", path.display())))?;
     Document::parse(&text)
         .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))

@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
 use crate::settings::Context;
-use crate::write::{move_file, trash, trash_dir};
+use crate::store::write::{move_file, trash, trash_dir};
 
 /// Move a memory to the trash (restorable with `mem restore`).
 #[derive(Debug, clap::Args)]
@@ -51,7 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
-    let _lock = crate::write::lock_root(&root.dir)?;
+    let _lock = crate::store::write::lock_root(&root.dir)?;
     let to = trash(&root.dir, &rel, ctx.now_ms)?;
     // The indexes must follow, or the move is undone: a forget that fails
     // (a full disk) leaves the memory where it was and the indexes as they were.
@@ -95,7 +95,7 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Report> {
         return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
             .hint("`mem forget` puts memories in <root>/.trash/; check the path"));
     };
-    let _lock = crate::write::lock_root(&root.dir)?;
+    let _lock = crate::store::write::lock_root(&root.dir)?;
     let to = rel.under(&root.dir);
     if to.symlink_metadata().is_ok() {
         return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(

@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::base::time::{Lang, relative_age};
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
 use crate::settings::Context;
-use crate::write::history_dir;
+use crate::store::write::history_dir;
 
 /// List the saved versions of a memory (written by `mem remember` before each update).
 #[derive(Debug, clap::Args)]
@@ -45,7 +45,7 @@ pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
     for root in ctx.read_roots()? {
         let dir = history_dir(&root.dir, rel);
         // Never listed through a link; only the names mem writes are versions.
-        if crate::write::check_target(&root.dir, &dir).is_err() {
+        if crate::store::write::check_target(&root.dir, &dir).is_err() {
             continue;
         }
         let Ok(entries) = fs::read_dir(&dir) else { continue };

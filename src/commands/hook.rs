@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::base::error::{Error, Result};
 use crate::output::Style;
 use crate::settings::Context;
-use crate::write::write_atomic;
+use crate::store::write::write_atomic;
 
 const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
 const PREVIOUS: &str = "pre-commit.before-mem";
@@ -157,17 +157,18 @@ fn make_executable(_path: &Path) -> Result<()> {
 fn edit_attributes(top: &Path, memory: &Path, add: bool) -> Result<String> {
     let path = top.join(".gitattributes");
     // A regular file of the repository, never read through a link.
-    let text = match crate::files::read(top, &path, crate::files::Links::Never, 1 << 20) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
-            Error::input(format!("{} is not valid UTF-8", path.display()))
-                .hint("save it as UTF-8; mem left it as it is")
-        })?,
-        Err(crate::files::Refusal::Missing) => String::new(),
-        Err(why) => {
-            return Err(Error::input(format!("{}: {why}", path.display()))
-                .hint("make .gitattributes a regular file of the repository"));
-        }
-    };
+    let text =
+        match crate::store::files::read(top, &path, crate::store::files::Links::Never, 1 << 20) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+                Error::input(format!("{} is not valid UTF-8", path.display()))
+                    .hint("save it as UTF-8; mem left it as it is")
+            })?,
+            Err(crate::store::files::Refusal::Missing) => String::new(),
+            Err(why) => {
+                return Err(Error::input(format!("{}: {why}", path.display()))
+                    .hint("make .gitattributes a regular file of the repository"));
+            }
+        };
     let without = strip_block(&text);
     if !add {
         if without == text {

@@ -9,13 +9,13 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
-use crate::frontmatter::Document;
+use crate::model::frontmatter::Document;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Root;
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::Root;
 use crate::settings::Context;
-use crate::state::{self};
-use crate::write::{save_history, write_atomic};
+use crate::store::state::{self};
+use crate::store::write::{save_history, write_atomic};
 
 use super::export::{Export, Exported, SCHEMA, to_json};
 
@@ -76,7 +76,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         .hint("export it again with this version of mem"));
     }
     let root = target(ctx, args.into)?;
-    let _lock = if args.dry_run { None } else { Some(crate::write::lock_root(&root.dir)?) };
+    let _lock = if args.dry_run { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();
@@ -103,7 +103,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
         let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
         let file = rel.under(&root.dir);
-        let existing = crate::files::text(&root.dir, &file)?;
+        let existing = crate::store::files::text(&root.dir, &file)?;
         // The same memory, however its file is formatted: nothing to write.
         let old_doc = existing.as_deref().and_then(|t| Document::parse(t).ok());
         let same =
@@ -114,7 +114,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 let mut after = old.clone();
                 after.meta = doc.meta.clone();
                 after.body = doc.body.clone();
-                crate::frontmatter::edit::render_over(text, old, &after)
+                crate::model::frontmatter::edit::render_over(text, old, &after)
             }
             (Some(text), _) if same => text.clone(),
             _ => doc.render(),
@@ -133,10 +133,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         // file on Windows and macOS: refused, as remember refuses it.
         if action == "created" {
             let dir = rel.under(&root.dir).with_file_name("");
-            let twin =
-                crate::relpath::case_twins(&dir, &rel.slug).into_iter().next().or_else(|| {
+            let twin = crate::model::relpath::case_twins(&dir, &rel.slug)
+                .into_iter()
+                .next()
+                .or_else(|| {
                     plan.iter()
-                        .map(|p: &(RelPath, String, &str, Option<crate::state::Hits>)| &p.0)
+                        .map(|p: &(RelPath, String, &str, Option<crate::store::state::Hits>)| &p.0)
                         .find(|r| {
                             r.category == rel.category
                                 && r.slug != rel.slug
@@ -183,16 +185,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if !args.dry_run {
         for (rel, new, action, _) in &plan {
             let file = rel.under(&root.dir);
-            let old = crate::files::text(&root.dir, &file)?;
+            let old = crate::store::files::text(&root.dir, &file)?;
             if *action == "updated" {
                 let old = old.as_deref().unwrap_or("");
-                let updated = crate::memory::updated_of(old).unwrap_or(ctx.now_ms);
+                let updated = crate::model::memory::updated_of(old).unwrap_or(ctx.now_ms);
                 save_history(&root.dir, rel, updated, old.as_bytes())?;
             }
             if *action != "unchanged" {
                 write_atomic(&root.dir, &file, new.as_bytes())?;
                 let old = old.as_deref().map(str::as_bytes);
-                crate::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
+                crate::store::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
             }
         }
         let known = state::load(&root.dir).0.hits;

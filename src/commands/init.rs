@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
 use crate::settings::{Context, Selection};
-use crate::write::write_atomic;
+use crate::store::write::write_atomic;
 
 /// The categories every new root starts with.
 pub const DEFAULT_CATEGORIES: [&str; 6] =
@@ -69,8 +69,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if scope == Scope::Project {
         // Made here, by the user: what init wrote is trusted (nothing else
         // that may already be in the folder).
-        let root = crate::roots::Root { scope, dir: dir.clone() };
-        crate::trust::trust_new_root(
+        let root = crate::model::roots::Root { scope, dir: dir.clone() };
+        crate::store::trust::trust_new_root(
             &ctx.roots.global.dir,
             &root,
             root_template(args.lang),

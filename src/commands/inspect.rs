@@ -10,14 +10,14 @@ use crate::base::error::{Error, Result};
 use crate::base::secrets;
 use crate::base::text::flat;
 use crate::commands::history::{Version, versions};
-use crate::frontmatter::Document;
-use crate::memory::Memory;
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
-use crate::scan::{Problem, Tree, walk};
 use crate::settings::Context;
-use crate::state::{self, Hits};
+use crate::store::scan::{Problem, Tree, walk};
+use crate::store::state::{self, Hits};
 
 /// Show the roots, counts, shadowed files and problems; or one memory in full.
 #[derive(Debug, clap::Args)]
@@ -118,7 +118,7 @@ fn find_secrets(roots: &[&Root]) -> Vec<SecretFinding> {
         let (files, problems) = walk(root);
         let misplaced = problems.into_iter().map(|p| p.path).filter(|p| p.is_file());
         for path in files.into_iter().map(|f| f.path).chain(misplaced) {
-            let Ok(Some(text)) = crate::files::text(&root.dir, &path) else { continue };
+            let Ok(Some(text)) = crate::store::files::text(&root.dir, &path) else { continue };
             for f in secrets::scan(&text) {
                 out.push(SecretFinding { file: path.clone(), line: f.line, what: f.what });
             }
@@ -151,7 +151,7 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
     let shadowed = tree.shadowed.iter().map(Memory::file).collect();
     let mut problems = tree.problems;
     for root in ctx.selected().into_iter().filter(|r| r.exists()) {
-        problems.extend(crate::write::leftovers(&root.dir).into_iter().map(|path| Problem {
+        problems.extend(crate::store::write::leftovers(&root.dir).into_iter().map(|path| Problem {
             path,
             line: None,
             message: "temp file of an interrupted write; the next write in this folder removes it once it is 5 minutes old".into(),
@@ -176,7 +176,7 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
     let (root, file) =
         ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let hits = state::load(&root.dir).0.hits.get(&rel.file()).copied().unwrap_or_default();
-    let text = crate::files::text(&root.dir, &file)?
+    let text = crate::store::files::text(&root.dir, &file)?
         .ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
     let find = |p: &str| tree.memories.iter().find(|m| m.file() == p);

@@ -11,15 +11,15 @@ use crate::base::error::Result;
 use crate::base::secrets;
 use crate::commands::compile::stale;
 use crate::commands::stats::max_entries;
-use crate::frontmatter::Document;
 use crate::guard::{Bigrams, bigrams, near_pairs};
-use crate::memory::Memory;
-use crate::memory::keys::KEYS;
-use crate::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::memory::keys::KEYS;
+use crate::model::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::roots::Root;
 use crate::output::Style;
-use crate::roots::Root;
-use crate::scan::walk;
 use crate::settings::Context;
+use crate::store::scan::walk;
 
 /// Check the memory roots for problems.
 #[derive(Debug, clap::Args)]
@@ -74,13 +74,13 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     // Names that cannot be checked out everywhere: device names, a
     // trailing dot, two files that differ only in case.
-    let mut seen: std::collections::HashMap<String, &crate::scan::FileEntry> =
+    let mut seen: std::collections::HashMap<String, &crate::store::scan::FileEntry> =
         std::collections::HashMap::new();
     for f in &files {
-        let why = crate::relpath::unportable(&f.rel.category)
+        let why = crate::model::relpath::unportable(&f.rel.category)
             .map(|w| format!("category `{}` {w}", f.rel.category))
             .or_else(|| {
-                crate::relpath::unportable(&f.rel.slug)
+                crate::model::relpath::unportable(&f.rel.slug)
                     .map(|w| format!("slug `{}` {w}", f.rel.slug))
             });
         if let Some(why) = why {
@@ -150,14 +150,18 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
 }
 
 /// Parse one file and check what can be checked on it alone.
-fn read_one(root: &Root, f: &crate::scan::FileEntry, out: &mut Vec<Finding>) -> Option<Read> {
+fn read_one(
+    root: &Root,
+    f: &crate::store::scan::FileEntry,
+    out: &mut Vec<Finding>,
+) -> Option<Read> {
     let finding = |line, problem: String, fix: &str| Finding {
         file: f.path.clone(),
         line,
         problem,
         fix: fix.into(),
     };
-    let text = match crate::files::text(&root.dir, &f.path) {
+    let text = match crate::store::files::text(&root.dir, &f.path) {
         Ok(Some(text)) => text,
         Ok(None) => return None,
         Err(e) => {

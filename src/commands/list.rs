@@ -4,10 +4,10 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::flat;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 use crate::output::Style;
-use crate::scan::Problem;
 use crate::settings::Context;
+use crate::store::scan::Problem;
 
 /// List memories.
 #[derive(Debug, clap::Args)]

@@ -18,10 +18,10 @@ use crate::commands::{agent, forget, inspect, recall, remember};
 use crate::settings::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::{self, Error};
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::output::Report;
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
-use crate::trust::Gate;
+use crate::store::trust::Gate;
 
 const INSTRUCTIONS: &str = "\
 mem is this project's long-term memory: Markdown files under .memory/ (shared through git) \
@@ -162,17 +162,18 @@ impl Server {
         answer(self.context().and_then(|ctx| {
             let mut args = args;
             let session = p.session_id.as_deref().filter(|s| !s.is_empty());
-            let roots: Vec<crate::roots::Root> = ctx.read_roots()?.into_iter().cloned().collect();
-            let roots: Vec<&crate::roots::Root> = roots.iter().collect();
+            let roots: Vec<crate::model::roots::Root> =
+                ctx.read_roots()?.into_iter().cloned().collect();
+            let roots: Vec<&crate::model::roots::Root> = roots.iter().collect();
             // Locked until this call's results are recorded.
-            let shown = session.map(|id| crate::session::Shown::open(&roots, id, false));
+            let shown = session.map(|id| crate::store::session::Shown::open(&roots, id, false));
             // What the session was shown is left out; the rest fills the limit.
             let limit = args.limit;
-            let seen_before = shown.as_ref().map_or(0, crate::session::Shown::len);
+            let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
             args.limit = limit.saturating_add(seen_before.min(200) as u16);
             let mut report = recall::run_trusted(&ctx, &args)?;
             // The reply repeats the query it answers, not a pasted log.
-            report.query = crate::memory::truncate(&report.query, 200);
+            report.query = crate::model::memory::truncate(&report.query, 200);
             if let Some(shown) = &shown {
                 let seen = |f: &recall::Found| shown.contains(f.root, &f.path, f.updated);
                 let skipped = report.results.iter().filter(|f| seen(f)).count();
@@ -335,15 +336,16 @@ fn trusted_detail(detail: &mut inspect::Detail, root: &Root, gate: &Gate) -> err
         .hint("the user can review it and run `mem trust` in the project (do not run it for them)")
     };
     let text = gate.text(root, &rel).ok_or_else(held)?;
-    let doc = crate::frontmatter::Document::parse(&text).map_err(|_| held())?;
-    let memory = crate::memory::Memory::from_document(
+    let doc = crate::model::frontmatter::Document::parse(&text).map_err(|_| held())?;
+    let memory = crate::model::memory::Memory::from_document(
         rel.clone(),
         Scope::Project,
         &doc,
         detail.memory.updated,
     )
     .0;
-    let chain = |next: fn(&crate::memory::Memory) -> Option<&String>, old: &[inspect::Link]| {
+    let chain = |next: fn(&crate::model::memory::Memory) -> Option<&String>,
+                 old: &[inspect::Link]| {
         let mut links = Vec::new();
         let mut at = next(&memory).cloned();
         while let Some(path) = at.take().filter(|_| links.len() < 32) {

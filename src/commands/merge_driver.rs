@@ -1,7 +1,7 @@
 //! `mem merge-driver %O %A %B %P`: git's merge driver for generated files
 //! (registered by `mem hook install`). Text outside the markers is merged
 //! three-way by `git merge-file`; the generated rows are merged by
-//! [`crate::merge`]. The result is written to %A; exit 1 only when the
+//! [`crate::model::merge`]. The result is written to %A; exit 1 only when the
 //! hand-written text itself conflicts.
 
 use std::fs;
@@ -11,7 +11,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::merge::{merge_regions, outside};
+use crate::model::merge::{merge_regions, outside};
 use crate::output::Style;
 use crate::settings::Context;
 

@@ -7,11 +7,11 @@ use serde::Serialize;
 use crate::base::error::{Error, Result};
 use crate::base::text::md_line;
 use crate::base::time::parse_iso;
-use crate::memory::truncate;
+use crate::model::memory::truncate;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
 use crate::settings::Context;
-use crate::trust::Gate;
+use crate::store::trust::Gate;
 
 const CONSOLIDATE: &str = include_str!("../../templates/consolidate.md");
 
@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => None,
     };
     let tree = crate::index::scan_all(&ctx.read_roots()?);
-    let mut live: Vec<&crate::memory::Memory> =
+    let mut live: Vec<&crate::model::memory::Memory> =
         tree.memories.iter().filter(|m| !m.is_superseded()).collect();
     // The most recently updated first: what consolidation most likely touches.
     live.sort_by_key(|m| (std::cmp::Reverse(m.updated), m.scope, m.file()));
@@ -84,7 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // only as far as the user trusted the file (names alone otherwise).
     let project = ctx.root(Scope::Project);
     let gate = project.map(|p| Gate::of(&ctx.roots.global.dir, p, ctx.trust_all));
-    let summary = |m: &crate::memory::Memory| match (m.scope, project, &gate) {
+    let summary = |m: &crate::model::memory::Memory| match (m.scope, project, &gate) {
         (Scope::Project, Some(root), Some(gate)) => {
             gate.memory(root, &m.path).map_or_else(|| HELD_BACK.to_string(), |t| t.summary)
         }

@@ -14,15 +14,15 @@ use crate::base::error::Result;
 use crate::base::text::flat;
 use crate::base::time::relative_age;
 use crate::index::{self, index_all};
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
 use crate::rank::score::{Memories, Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
-use crate::roots::Scope;
 use crate::settings::Context;
-use crate::state;
+use crate::store::state;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -126,7 +126,7 @@ pub fn run_trusted(ctx: &Context, args: &Args) -> Result<Report> {
             if found.root != Scope::Project {
                 return true;
             }
-            let checked = crate::relpath::RelPath::parse(&found.path)
+            let checked = crate::model::relpath::RelPath::parse(&found.path)
                 .ok()
                 .and_then(|rel| gate.memory(root, &rel));
             match checked {
@@ -378,8 +378,8 @@ mod tests {
 
     #[test]
     fn signals_follow_each_roots_hit_counts() {
-        use crate::frontmatter::Document;
-        use crate::relpath::RelPath;
+        use crate::model::frontmatter::Document;
+        use crate::model::relpath::RelPath;
         let memory = |path: &str, scope| {
             let doc = Document::parse("x\n").unwrap();
             Memory::from_document(RelPath::parse(path).unwrap(), scope, &doc, 0).0

@@ -9,13 +9,13 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
-use crate::memory::Memory;
-use crate::memory::RESIDENT_BUDGET;
+use crate::model::memory::Memory;
+use crate::model::memory::RESIDENT_BUDGET;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
-use crate::scan::{load_files, walk};
 use crate::settings::Context;
-use crate::state;
+use crate::store::scan::{load_files, walk};
+use crate::store::state;
 
 /// Default number of memories per root before `stats` and `lint` warn.
 pub const DEFAULT_MAX_ENTRIES: usize = 500;

@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::base::error::Result;
 use crate::base::text::{one_line, terminal_safe};
 use crate::output::Style;
-use crate::scan::Problem;
 use crate::settings::Context;
-use crate::trust::{self, Reviewed};
+use crate::store::scan::Problem;
+use crate::store::trust::{self, Reviewed};
 
 /// How many paths of files that are not resident are listed by name.
 const LISTED: usize = 40;

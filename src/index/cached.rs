@@ -15,10 +15,10 @@ use super::names::{Names, name_order};
 use super::packed::{Bytes, Held, Packed};
 use super::records::{get_list, get_memory};
 use crate::base::codec::{checksum, read_at, u32_at, u64_at};
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::rank::corpus::{Boosts, FIELDS, Stats, StatsColumns, Terms};
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
 
 /// A root's cache, opened: the file list and where each record is, as
 /// fixed-width columns (read as they lie, not parsed).
@@ -145,7 +145,8 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     if DISTRUSTED.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
-    let (mut file, _) = crate::files::open(&root.dir, path, crate::files::Links::Never).ok()?;
+    let (mut file, _) =
+        crate::store::files::open(&root.dir, path, crate::store::files::Links::Never).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let word = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
@@ -347,8 +348,8 @@ pub fn distrust(roots: &[&Root]) -> bool {
 
 /// Remove a root's cache (after it turned out damaged).
 pub fn discard(root: &Root) {
-    let _ = crate::write::remove_file(&root.dir, &path(root));
-    let _ = crate::write::remove_file(&root.dir, &delta_path(root));
+    let _ = crate::store::write::remove_file(&root.dir, &path(root));
+    let _ = crate::store::write::remove_file(&root.dir, &delta_path(root));
 }
 
 /// The cache file of a root.

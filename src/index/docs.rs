@@ -5,12 +5,12 @@ use std::cell::{Cell, OnceCell};
 
 use super::cached::Cached;
 use super::names::walk_order;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 use crate::rank::corpus::{Stats, Terms};
 use crate::rank::score::Memories;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
-use crate::scan::Problem;
+use crate::store::scan::Problem;
 
 /// One root ready for ranking: the documents of its cache files (the base,
 /// then the delta), then the ones read now, each part in walk order.

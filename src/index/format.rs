@@ -7,10 +7,10 @@ use super::names::walk_order;
 use super::packed::PackedSegment;
 use super::records::{put_list, put_memory};
 use crate::base::codec::{checksum, u64_at};
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::roots::Root;
 use crate::rank::corpus::{DocStats, FIELDS};
-use crate::roots::Root;
-use crate::scan::{FileEntry, Problem};
+use crate::store::scan::{FileEntry, Problem};
 
 /// Files changed this close to the listing a cache was built from are read
 /// again: two seconds covers the coarsest file system clocks.

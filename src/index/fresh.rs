@@ -10,12 +10,12 @@ use super::{packed, snapshot};
 use crate::base::codec::{checksum, u64_at};
 use crate::base::progress::Progress;
 use crate::base::time::now_ns;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::rank::tokenize::Tokenizer;
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
-use crate::scan::{FileEntry, Listing, Problem, entries, load_files, load_files_counted};
-use crate::write::write_atomic;
+use crate::store::scan::{FileEntry, Listing, Problem, entries, load_files, load_files_counted};
+use crate::store::write::write_atomic;
 
 impl Cached {
     /// The document holding `f` with its current size and stamp, if any.
@@ -317,9 +317,12 @@ pub(super) fn verify(
 /// whole file is rewritten with the new time and the names part sealed again.
 pub(super) fn confirm(root: &Root, cached: &Cached, at: u64) {
     let limit = cached.total;
-    let Ok(mut bytes) =
-        crate::files::read(&root.dir, &cached.path, crate::files::Links::Never, limit)
-    else {
+    let Ok(mut bytes) = crate::store::files::read(
+        &root.dir,
+        &cached.path,
+        crate::store::files::Links::Never,
+        limit,
+    ) else {
         return;
     };
     let names_len = u64_at(&bytes, 24).and_then(|v| usize::try_from(v).ok());
@@ -359,7 +362,7 @@ pub(super) fn rebuild(
     // A cache that cannot be written only costs time on the next run; the
     // delta of the cache it replaces holds nothing the new one lacks.
     let _ = write_atomic(&root.dir, &path(root), &bytes);
-    let _ = crate::write::remove_file(&root.dir, &delta_path(root));
+    let _ = crate::store::write::remove_file(&root.dir, &delta_path(root));
     problems.extend(scan.problems);
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     let (stats, tables) = packed::split(segments);

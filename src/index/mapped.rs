@@ -8,7 +8,7 @@
 //! The contract is in [`Mapped::open`]'s type: it is `unsafe`, private to
 //! the index, and each caller says why it holds. `mem` itself never changes
 //! a cache file in place: a new one is written beside it and renamed over
-//! it ([`write_atomic`](crate::write::write_atomic)). Another program could
+//! it ([`write_atomic`](crate::store::write::write_atomic)). Another program could
 //! still write or truncate one in place while it is mapped. A write shows
 //! through as changed bytes, which the index's checksums and bounds checks
 //! treat like any damage. Reading a page past a truncated end raises

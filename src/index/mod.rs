@@ -31,11 +31,11 @@ use std::cell::{Cell, OnceCell};
 use self::cached::{delta_path, open};
 use self::docs::CHUNK;
 use self::names::walk_order;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::roots::Root;
 use crate::rank::corpus::{Corpus, Stats};
 use crate::rank::tokenize::Tokenizer;
-use crate::roots::Root;
-use crate::scan::{Listing, Problem, Scan, entries, load_files};
+use crate::store::scan::{Listing, Problem, Scan, entries, load_files};
 
 pub mod cached;
 pub mod docs;
@@ -65,8 +65,8 @@ pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
 
 /// The memories of `roots` (project before global) with their metadata
 /// (not their bodies), shadowing resolved, through the cache.
-pub fn scan_all(roots: &[&Root]) -> crate::scan::Tree {
-    crate::scan::resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
+pub fn scan_all(roots: &[&Root]) -> crate::store::scan::Tree {
+    crate::store::scan::resolve(roots.iter().map(|root| (root.scope, scan_root(root))))
 }
 
 /// Every memory of a root with its metadata (bodies are not read) and the

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use super::packed::Held;
 use crate::base::codec::u32_at;
-use crate::relpath::RelPath;
+use crate::model::relpath::RelPath;
 
 /// The first part of a cache: what a root's folders held, enough to list it.
 pub(super) struct Names {

@@ -16,7 +16,7 @@ use crate::base::codec::{
     checksum, get_bytes, put_bytes, read_at, read_varint, u32_at, u64_at, varint,
 };
 use crate::base::parallel;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 use crate::rank::corpus::{Built, DocStats, FIELDS, Posting, Segment, StoredTerms, Terms};
 use crate::rank::tokenize::Tokenizer;
 
@@ -345,12 +345,12 @@ fn decode_postings(mut bytes: &[u8], mut emit: impl FnMut(Posting)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontmatter::Document;
-    use crate::memory::Memory;
+    use crate::model::frontmatter::Document;
+    use crate::model::memory::Memory;
+    use crate::model::relpath::RelPath;
+    use crate::model::roots::Scope;
     use crate::rank::corpus::{Segment, Terms};
     use crate::rank::tokenize::Tokenizer;
-    use crate::relpath::RelPath;
-    use crate::roots::Scope;
 
     fn memory(path: &str, text: &str) -> Memory {
         let doc = Document::parse(text).unwrap();

@@ -1,10 +1,10 @@
 //! A memory's metadata as a cache record, and back.
 
 use crate::base::codec::{get_string, put_bytes, read_varint, varint};
-use crate::memory::Memory;
-use crate::memory::keys::{Field, FieldRef, KEYS, Shape};
-use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::model::memory::Memory;
+use crate::model::memory::keys::{Field, FieldRef, KEYS, Shape};
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 
 pub(super) fn put_opt(s: Option<&str>, out: &mut Vec<u8>) {
     match s {

@@ -1,5 +1,5 @@
 //! The folder snapshot, `<root>/.cache/folders.bin`: each category folder's
-//! stamp (mtime, ctime and inode, see [`crate::scan::stamp`]) and the memory
+//! stamp (mtime, ctime and inode, see [`crate::store::scan::stamp`]) and the memory
 //! files it held when it was last read.
 //!
 //! Adding, removing or renaming an entry changes a folder's mtime and ctime
@@ -18,10 +18,10 @@ use super::format::RACY_NS;
 use super::mapped::Mapped;
 use crate::base::codec::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
-use crate::files::{self, Links};
-use crate::roots::Root;
-use crate::scan::{Known, Listing, Problem, list_with};
-use crate::write::write_atomic;
+use crate::model::roots::Root;
+use crate::store::files::{self, Links};
+use crate::store::scan::{Known, Listing, Problem, list_with};
+use crate::store::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMFOLD\x02";
 

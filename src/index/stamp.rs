@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use super::format::RACY_NS;
 use crate::base::codec::{checksum, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
-use crate::roots::Root;
-use crate::scan::Listing;
-use crate::write::write_atomic;
+use crate::model::roots::Root;
+use crate::store::scan::Listing;
+use crate::store::write::write_atomic;
 
 const MAGIC: &[u8; 8] = b"MEMSTMP\x01";
 
@@ -56,9 +56,9 @@ fn generated(root: &Root, listings: &[Listing]) -> Result<(Generated, u64), ()> 
         .map(|p| match fs::metadata(&p) {
             Ok(meta) => {
                 let mtime = crate::base::time::epoch_ns(meta.modified().map_err(|_| ())?);
-                let (ctime, ino) = crate::scan::listing::ctime_ino(&meta);
+                let (ctime, ino) = crate::store::scan::listing::ctime_ino(&meta);
                 newest = newest.max(mtime).max(ctime);
-                Ok(Some((meta.len(), crate::scan::stamp(mtime, ctime, ino))))
+                Ok(Some((meta.len(), crate::store::scan::stamp(mtime, ctime, ino))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(_) => Err(()),
@@ -107,12 +107,15 @@ fn decode(bytes: &[u8]) -> Option<Stamp> {
 /// True when the root is as the stamp recorded it: a compile would change
 /// nothing and report nothing.
 pub fn up_to_date(root: &Root, listings: &[Listing]) -> bool {
-    let Some((listed_at, written_at, digest_then, files_then)) =
-        crate::files::read(&root.dir, &path(root), crate::files::Links::Never, u64::from(u32::MAX))
-            .ok()
-            .as_deref()
-            .and_then(decode)
-    else {
+    let Some((listed_at, written_at, digest_then, files_then)) = crate::store::files::read(
+        &root.dir,
+        &path(root),
+        crate::store::files::Links::Never,
+        u64::from(u32::MAX),
+    )
+    .ok()
+    .as_deref()
+    .and_then(decode) else {
         return false;
     };
     let (digest_now, newest) = digest(listings);
@@ -134,7 +137,7 @@ pub fn record(root: &Root, listings: &[Listing], listed_at: u64) {
         let _ =
             write_atomic(&root.dir, &path(root), &encode(listed_at, written_at, digest, &files));
     } else {
-        let _ = crate::write::remove_file(&root.dir, &path(root));
+        let _ = crate::store::write::remove_file(&root.dir, &path(root));
     }
 }
 

@@ -7,8 +7,8 @@ use super::fresh::{index_at, rebuild};
 use super::scan_root;
 use crate::base::codec::checksum;
 use crate::base::time::now_ns;
+use crate::model::roots::{Root, Scope};
 use crate::rank::tokenize::Tokenizer;
-use crate::roots::{Root, Scope};
 
 /// A root of three memories and its cache, built.
 fn built() -> (tempfile::TempDir, Root) {
@@ -19,7 +19,7 @@ fn built() -> (tempfile::TempDir, Root) {
         let text = format!("---\nsummary: fact {slug}\n---\nbody {slug}\n");
         std::fs::write(tmp.path().join(format!("facts/{slug}.md")), text).unwrap();
     }
-    let (listings, problems) = crate::scan::list(&root);
+    let (listings, problems) = crate::store::scan::list(&root);
     rebuild(&root, &listings, problems, &Tokenizer::default(), now_ns());
     (tmp, root)
 }
@@ -69,7 +69,7 @@ fn built_after(after: u64) -> (tempfile::TempDir, Root, u64) {
         );
     }
     let at = now_ns() + after;
-    let (listings, problems) = crate::scan::list(&root);
+    let (listings, problems) = crate::store::scan::list(&root);
     rebuild(&root, &listings, problems, &Tokenizer::default(), at);
     (tmp, root, at)
 }
@@ -116,7 +116,7 @@ fn files_written_as_the_cache_was_built_are_compared_then_trusted() {
     let (_tmp, root, _) = built_after(0);
     write(&root, "facts/c.md", "---\nsummary: fact c\npinned: maybe\n---\nbody c\n");
     let at = now_ns();
-    let (listings, problems) = crate::scan::list(&root);
+    let (listings, problems) = crate::store::scan::list(&root);
     rebuild(&root, &listings, problems, &Tokenizer::default(), at);
     let tok = Tokenizer::default();
     // Within the window: each file is read and compared, none re-indexed.
@@ -131,7 +131,7 @@ fn files_written_as_the_cache_was_built_are_compared_then_trusted() {
     index_at(&root, &tok, at + 3 * S);
     assert_eq!(open(&root, &path(&root)).unwrap().names.built_at, at + 3 * S);
     let (cached, _) = read(&root, &path(&root)).unwrap();
-    let (live, changed) = cached.match_listings(&crate::scan::list(&root).0);
+    let (live, changed) = cached.match_listings(&crate::store::scan::list(&root).0);
     assert!(changed.is_empty() && live.iter().all(|l| *l));
 }
 
@@ -183,7 +183,7 @@ fn record_stamp(root: &Root, path: &std::path::Path, slug: &str, stamp: u64) {
 
 /// The stamp `facts/<slug>` has now.
 fn stamp_now(root: &Root, slug: &str) -> u64 {
-    let entries = crate::scan::entries(&crate::scan::list(root).0);
+    let entries = crate::store::scan::entries(&crate::store::scan::list(root).0);
     entries.iter().find(|f| f.rel.slug == slug).unwrap().stamp()
 }
 
@@ -191,7 +191,7 @@ fn stamp_now(root: &Root, slug: &str) -> u64 {
 fn a_stale_base_entry_under_the_deltas_stamp_is_never_sealed_as_current() {
     let (_tmp, root, _) = built_after(0);
     let at = now_ns();
-    let (listings, problems) = crate::scan::list(&root);
+    let (listings, problems) = crate::store::scan::list(&root);
     rebuild(&root, &listings, problems, &Tokenizer::default(), at);
     let tok = Tokenizer::default();
     // Rewritten at the same size in the same tick: the base's stamp holds.

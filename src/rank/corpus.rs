@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 pub use crate::rank::fields::{FIELDS, Field, Posting};
 pub use crate::rank::stats::{Boosts, DocStats, Stats, StatsColumns, token_mask};
 pub use crate::rank::terms::{Built, Segment, StoredTerms, Terms, field_texts};

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 use crate::rank::stopwords::{is_function_char, is_stopword};

@@ -1,7 +1,7 @@
 //! Per-document statistics: field lengths, boosts (pinned, recency,
 //! triggers), in runs held in memory or read where they lie in a cache.
 
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 use crate::rank::fields::FIELDS;
 use crate::rank::tokenize::Tokenizer;
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::base::parallel;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
 use crate::rank::fields::{FIELDS, Posting};
 use crate::rank::stats::DocStats;
 use crate::rank::tokenize::{Kind, Tokenizer};

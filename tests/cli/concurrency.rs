@@ -130,7 +130,7 @@ fn writes_killed_at_random_moments_leave_whole_files_and_an_exact_index() {
         // Every memory file is whole: it parses, and a body is one written.
         let db = env.project().join("facts/db.md");
         if let Ok(text) = std::fs::read_to_string(&db) {
-            let doc = mem::frontmatter::Document::parse(&text).expect("a torn memory");
+            let doc = mem::model::frontmatter::Document::parse(&text).expect("a torn memory");
             assert!(bodies.iter().any(|b| doc.body.trim() == b.trim()), "unknown body: {text}");
         }
         for entry in std::fs::read_dir(env.project().join("facts")).unwrap() {
@@ -138,7 +138,7 @@ fn writes_killed_at_random_moments_leave_whole_files_and_an_exact_index() {
             if path.extension().is_some_and(|e| e == "md") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 assert!(
-                    mem::frontmatter::Document::parse(&text).is_ok(),
+                    mem::model::frontmatter::Document::parse(&text).is_ok(),
                     "torn {}",
                     path.display()
                 );

@@ -2,9 +2,9 @@
 //! is placed, the last part placed taken back when the footer does not fit.
 
 use crate::base::text::estimate_tokens;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::roots::Scope;
 use crate::output::Style;
-use crate::roots::Scope;
 
 use super::report::{Entry, Format, Placed, Plan, Report};
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::base::error::{Error, Result};
-use crate::session::Source;
+use crate::store::session::Source;
 
 /// The most read from standard input: a prompt with a pasted log, not more.
 const MAX_STDIN: u64 = 16 << 20;

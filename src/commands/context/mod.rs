@@ -8,7 +8,7 @@
 //! `--query`. Per prompt (`--query -` with a hook's session id), only
 //! matches the session has not been shown. The budget caps every line
 //! printed; a project root's text reaches the agent only as far as the user
-//! trusted it (see [`crate::trust`]).
+//! trusted it (see [`crate::store::trust`]).
 //!
 //! `run` gathers the candidates in rank order; `report` holds the block as
 //! data, `parts` turns memories into its entries and rows, `place` fits
@@ -27,19 +27,19 @@ pub use report::{Entry, Format, LeftOut, Plan, Report, Section};
 use std::collections::{HashMap, HashSet};
 
 use crate::base::error::Result;
-use crate::glob;
 use crate::index::index_all_read;
-use crate::memory::Memory;
-use crate::roots::{Root, Scope};
-use crate::session;
+use crate::model::glob;
+use crate::model::memory::Memory;
+use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::state::{self, Hits};
-use crate::trust::{Gate, RootMd};
+use crate::store::session;
+use crate::store::state::{self, Hits};
+use crate::store::trust::{Gate, RootMd};
 use parts::{best_matches, track};
 use report::{Candidate, Pending};
 
 /// The budget at session start.
-pub const SESSION_BUDGET: usize = crate::memory::RESIDENT_BUDGET;
+pub const SESSION_BUDGET: usize = crate::model::memory::RESIDENT_BUDGET;
 /// The budget per prompt (`--query -`): matches only, a few of them.
 pub const PROMPT_BUDGET: usize = 400;
 
@@ -103,12 +103,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         && !ctx.roots.project_named
     {
         ctx.roots.project =
-            crate::roots::find_project(cwd).map(|dir| Root { scope: Scope::Project, dir });
+            crate::model::roots::find_project(cwd).map(|dir| Root { scope: Scope::Project, dir });
     }
     let ctx = &ctx;
     let query = if stdin_query { hook.prompt.clone() } else { args.query.clone() };
     // The block repeats the query it answers, at most this much of it.
-    let echo = query.as_ref().map(|q| crate::memory::truncate(q, 200));
+    let echo = query.as_ref().map(|q| crate::model::memory::truncate(q, 200));
     let session_id = args.session.clone().or(hook.session_id.clone());
     // Per prompt: matches only (the session start gave the rest).
     let prompt_mode = stdin_query;
@@ -226,7 +226,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 })
                 .collect();
             for path in gate.resident().filter(|p| !now.contains(*p)) {
-                let Ok(rel) = crate::relpath::RelPath::parse(path) else { continue };
+                let Ok(rel) = crate::model::relpath::RelPath::parse(path) else { continue };
                 if rel.under(&project.dir).symlink_metadata().is_ok()
                     && gate.memory(project, &rel).is_none()
                 {
@@ -270,7 +270,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                     // does not keep (a file gone since is what the index says).
                     let root = roots.iter().find(|r| r.scope == m.scope);
                     let read = root.and_then(|r| {
-                        crate::scan::load(m.scope, m.path.clone(), &m.path.under(&r.dir)).ok()
+                        crate::store::scan::load(m.scope, m.path.clone(), &m.path.under(&r.dir))
+                            .ok()
                     });
                     return Some(read.map_or_else(|| m.clone(), |(full, _)| full));
                 }

@@ -3,11 +3,11 @@
 
 use crate::base::time::{DAY_MS, relative_age};
 use crate::index::Library;
-use crate::memory::Memory;
+use crate::model::memory::Memory;
+use crate::model::roots::{Root, Scope};
 use crate::rank::score::{Params, Request, rank};
-use crate::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::state;
+use crate::store::state;
 
 use super::report::{Entry, Report, Section};
 
@@ -62,7 +62,7 @@ pub(super) fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool
     let mut text = if shows_body && m.summary_derived {
         String::new()
     } else if m.summary.is_empty() {
-        crate::memory::truncate(&m.body, 280)
+        crate::model::memory::truncate(&m.body, 280)
     } else {
         m.summary.clone()
     };

@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use crate::memory::Memory;
-use crate::roots::Scope;
+use crate::model::memory::Memory;
+use crate::model::roots::Scope;
 use crate::settings::Context;
 
 use super::parts::{entry, routing_rows};

@@ -77,7 +77,7 @@ fn strip_comments(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::outside;
+    use crate::model::merge::outside;
 
     #[test]
     fn an_unedited_template_says_nothing() {

@@ -5,7 +5,7 @@
 use super::report::{Format, Report, Section};
 use crate::base::text::{md_fence, md_line};
 use crate::base::time::Lang;
-use crate::roots::Scope;
+use crate::model::roots::Scope;
 
 /// Words of the block, per language.
 pub(super) struct Words {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::time::Lang;
-use crate::roots::{Root, Scope};
-use crate::session;
+use crate::model::roots::{Root, Scope};
+use crate::store::session;
 
 /// How the block is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]

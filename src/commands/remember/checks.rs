@@ -4,15 +4,15 @@
 
 use crate::base::error::{Error, Result};
 use crate::base::secrets;
-use crate::frontmatter::Document;
 use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard};
 use crate::index::{self, Library};
-use crate::memory::Memory;
-use crate::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::rank::score::{Memories, Params, Request, rank};
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
-use crate::scan;
+use crate::store::scan;
 
 /// Refuse a memory that no command could read back.
 pub(super) fn refuse_unreadable(rel: &RelPath, text: &str) -> Result<()> {

@@ -6,10 +6,10 @@ use std::io::Read;
 use yaml_serde::Value;
 
 use crate::base::error::{Error, Result};
-use crate::frontmatter::Document;
-use crate::memory::date_ms;
-use crate::relpath::RelPath;
-use crate::roots::Root;
+use crate::model::frontmatter::Document;
+use crate::model::memory::date_ms;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Root;
 use crate::settings::Context;
 
 use super::args::Args;
@@ -38,7 +38,7 @@ pub(super) fn read_existing(
     root: &Root,
     file: &std::path::Path,
 ) -> Result<Option<(String, Document)>> {
-    let Some(text) = crate::files::text(&root.dir, file)? else { return Ok(None) };
+    let Some(text) = crate::store::files::text(&root.dir, file)? else { return Ok(None) };
     let doc = Document::parse(&text).map_err(|e| {
         Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
             .hint("fix the frontmatter by hand; mem does not rewrite a file it cannot read")

@@ -23,12 +23,12 @@ use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::guard::quality;
 use crate::index::{self};
-use crate::memory::{Memory, truncate};
+use crate::model::memory::{Memory, truncate};
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
 use crate::output::Style;
-use crate::relpath::RelPath;
-use crate::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::write::{save_history, write_atomic};
+use crate::store::write::{save_history, write_atomic};
 
 /// What remember did.
 #[derive(Debug, Serialize)]
@@ -70,11 +70,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Held from the read to the last write: a memory created or changed
     // meanwhile is read here, and this write applies on top of it.
     let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
-    let _locks = crate::write::lock_roots(&locked)?;
+    let _locks = crate::store::write::lock_roots(&locked)?;
     let previous = read_existing(root, &file)?;
     if previous.is_none() {
         rel.check_portable()?;
-        let twins = crate::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
+        let twins =
+            crate::model::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
         if let Some(twin) = twins.first() {
             return Err(Error::input(format!(
                 "{rel}: {}/{twin} differs only in case; on Windows and macOS they are one file",
@@ -103,7 +104,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             // stays as the person wrote it.
             let text = match &previous {
                 Some((old_text, old_doc)) => {
-                    crate::frontmatter::edit::render_over(old_text, old_doc, doc)
+                    crate::model::frontmatter::edit::render_over(old_text, old_doc, doc)
                 }
                 None => doc.render(),
             };
@@ -120,7 +121,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             write_atomic(&root.dir, &file, text.as_bytes())?;
             let old = previous.as_ref().map(|(t, _)| t.as_bytes());
-            crate::trust::wrote(&ctx.roots.global.dir, root, &rel, old, text.as_bytes());
+            crate::store::trust::wrote(&ctx.roots.global.dir, root, &rel, old, text.as_bytes());
             if previous.is_some() { Action::Updated } else { Action::Created }
         }
     };
@@ -195,9 +196,9 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
         save_history(&root.dir, old, updated, text.as_bytes())?;
         let before = doc.clone();
         doc.set("superseded_by", new.file());
-        let rendered = crate::frontmatter::edit::render_over(&text, &before, &doc);
+        let rendered = crate::model::frontmatter::edit::render_over(&text, &before, &doc);
         write_atomic(&root.dir, &file, rendered.as_bytes())?;
-        crate::trust::wrote(
+        crate::store::trust::wrote(
             &ctx.roots.global.dir,
             root,
             old,

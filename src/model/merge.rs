@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::regions::{self, Region};
+use crate::model::regions::{self, Region};
 
 /// A region's lines split into the table header and the data rows.
 #[derive(Debug, Default, Clone)]

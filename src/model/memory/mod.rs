@@ -9,9 +9,9 @@ use serde::Serialize;
 use yaml_serde::Value;
 
 use crate::base::time::parse_iso;
-use crate::frontmatter::Document;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::model::frontmatter::Document;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 
 pub mod keys;
 

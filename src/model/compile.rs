@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 
 use crate::base::time::Lang;
-use crate::memory::Memory;
-use crate::regions;
+use crate::model::memory::Memory;
+use crate::model::regions;
 
-const STRINGS_EN: &str = include_str!("../templates/strings.en");
-const STRINGS_ZH: &str = include_str!("../templates/strings.zh");
+const STRINGS_EN: &str = include_str!("../../templates/strings.en");
+const STRINGS_ZH: &str = include_str!("../../templates/strings.zh");
 
 /// The words generated text is written in, from `templates/strings.<lang>`.
 pub struct Strings {

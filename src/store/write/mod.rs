@@ -16,8 +16,8 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use crate::base::error::{Error, Result};
-use crate::files::{self, Links, MAX_FILE_BYTES};
-use crate::relpath::RelPath;
+use crate::model::relpath::RelPath;
+use crate::store::files::{self, Links, MAX_FILE_BYTES};
 
 /// The temp files interrupted writes left in the folders of `root` (the
 /// root, its categories and their saved versions' folders are not walked).
@@ -168,8 +168,8 @@ pub fn lock_root(root: &Path) -> Result<RootLock> {
 
 /// The write locks of several roots, taken project first: one order for
 /// every command, so two commands never wait on each other.
-pub fn lock_roots(roots: &[&crate::roots::Root]) -> Result<Vec<RootLock>> {
-    let mut roots: Vec<&crate::roots::Root> = roots.to_vec();
+pub fn lock_roots(roots: &[&crate::model::roots::Root]) -> Result<Vec<RootLock>> {
+    let mut roots: Vec<&crate::model::roots::Root> = roots.to_vec();
     roots.sort_by_key(|r| r.scope);
     roots.dedup_by(|a, b| a.dir == b.dir);
     roots.iter().map(|r| lock_root(&r.dir)).collect()

@@ -16,7 +16,7 @@ pub mod model;
 pub mod reading;
 
 /// Files larger than this are reported and skipped.
-pub use crate::files::MAX_FILE_BYTES;
+pub use crate::store::files::MAX_FILE_BYTES;
 pub use listing::{Known, Listed, Listing, entries, list, list_with, walk};
 pub use model::{FileEntry, Problem, Scan, Tree, resolve, stamp};
 pub use reading::{load, load_files, load_files_counted};

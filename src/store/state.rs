@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
-use crate::files::{self, Links, Refusal};
-use crate::write::write_atomic;
+use crate::store::files::{self, Links, Refusal};
+use crate::store::write::write_atomic;
 
 const FILE: &str = ".state.json";
 const LOCK: &str = ".state.json.lock";
@@ -88,7 +88,7 @@ pub fn record(root: &Path, paths: &[String], now_ms: i64) -> Result<Vec<String>>
 pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Result<Vec<String>> {
     fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
     let lock_path = root.join(LOCK);
-    let lock = crate::write::lock_file(root, &lock_path)?;
+    let lock = crate::store::write::lock_file(root, &lock_path)?;
     lock.lock().map_err(|e| Error::io(&lock_path, e))?;
     let mut warnings = Vec::new();
     let mut state = match read(root) {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::files::Refusal;
-use crate::memory::Memory;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
+use crate::store::files::Refusal;
 
 /// A file that could not be used as it is, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

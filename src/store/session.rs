@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::Result;
-use crate::files::{self, Links};
-use crate::roots::{Root, Scope};
-use crate::write::{lock_file, write_atomic};
+use crate::model::roots::{Root, Scope};
+use crate::store::files::{self, Links};
+use crate::store::write::{lock_file, write_atomic};
 
 /// Memories remembered per session; the oldest are forgotten first.
 pub const MAX_SHOWN: usize = 2048;
@@ -61,7 +61,7 @@ fn dir(root: &Root) -> PathBuf {
 }
 
 fn file(root: &Root, id: &str) -> PathBuf {
-    dir(root).join(format!("{}.json", crate::trust::digest(id.as_bytes())))
+    dir(root).join(format!("{}.json", crate::store::trust::digest(id.as_bytes())))
 }
 
 /// What the session record keeps of a memory shown: its path and version,
@@ -204,7 +204,7 @@ fn prune(root: &Root, keep: &Path, now_ms: i64) {
     for (i, (at, path)) in sessions.iter().enumerate() {
         let expired = now_ms.saturating_sub(*at) > EXPIRES_MS || i >= MAX_SESSIONS;
         if expired && path != keep {
-            let _ = crate::write::remove_file(&root.dir, path);
+            let _ = crate::store::write::remove_file(&root.dir, path);
         }
     }
 }
@@ -212,7 +212,7 @@ fn prune(root: &Root, keep: &Path, now_ms: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roots::Scope;
+    use crate::model::roots::Scope;
 
     #[test]
     fn a_session_remembers_what_it_was_shown_and_starts_over() {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
-use crate::frontmatter::Document;
-use crate::memory::Memory;
-use crate::relpath::RelPath;
-use crate::roots::Root;
-use crate::scan::{self, Problem};
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Root;
+use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
+use crate::store::scan::{self, Problem};
 
 use super::record::{
     ROOT_MD, Record, VERSION, digest, load, lock, prose, read_record, record_path, root_id, save,
@@ -136,7 +136,7 @@ pub fn untrust(global: &Path, project: &Root) -> Result<bool> {
         return Ok(false);
     }
     let _lock = lock(global, &canonical)?;
-    crate::write::remove_file(global, &path)?;
+    crate::store::write::remove_file(global, &path)?;
     Ok(true)
 }
 
@@ -145,7 +145,7 @@ pub fn untrust(global: &Path, project: &Root) -> Result<bool> {
 /// Content that was held back stays held back, whatever was changed in it.
 pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, new: &[u8]) {
     // The global root is the user's own: nothing is recorded for it.
-    if project.scope != crate::roots::Scope::Project {
+    if project.scope != crate::model::roots::Scope::Project {
         return;
     }
     // Trust is derived data: a failure here only holds the file back.

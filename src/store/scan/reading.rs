@@ -6,12 +6,12 @@ use std::path::Path;
 use super::model::{FileEntry, Problem, Scan, skip};
 use crate::base::parallel;
 use crate::base::time::epoch_ms;
-use crate::files::MAX_FILE_BYTES;
-use crate::files::{self, Links, Refusal};
-use crate::frontmatter::Document;
-use crate::memory::Memory;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
+use crate::store::files::MAX_FILE_BYTES;
+use crate::store::files::{self, Links, Refusal};
 
 /// Read and parse `files` on every core; memories keep the order of `files`.
 pub fn load_files(scope: Scope, files: &[FileEntry]) -> Scan {

@@ -5,7 +5,7 @@
 /// True when `path` matches `pattern`.
 ///
 /// ```
-/// use mem::glob::matches;
+/// use mem::model::glob::matches;
 /// assert!(matches("src/**/*.rs", "src/commands/recall.rs"));
 /// assert!(matches("src/**/*.rs", "src/main.rs"));
 /// assert!(!matches("src/*.rs", "src/commands/recall.rs"));

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::base::error::{Error, Result};
-use crate::files::{self, Links};
-use crate::merge::outside;
-use crate::roots::Root;
-use crate::state;
-use crate::write::{lock_file, write_atomic};
+use crate::model::merge::outside;
+use crate::model::roots::Root;
+use crate::store::files::{self, Links};
+use crate::store::state;
+use crate::store::write::{lock_file, write_atomic};
 
 pub(super) const DIR: &str = ".trust";
 pub(super) const VERSION: u32 = 1;

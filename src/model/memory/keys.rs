@@ -11,9 +11,9 @@ use super::{
     Memory, date_ms, default_kind, first_heading, first_paragraph, flag, scalar, string_list,
     with_md,
 };
-use crate::frontmatter::Document;
-use crate::relpath::RelPath;
-use crate::roots::Scope;
+use crate::model::frontmatter::Document;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Scope;
 
 /// The shape a key's value must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

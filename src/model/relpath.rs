@@ -19,9 +19,9 @@ impl RelPath {
     /// Parse `category/slug` or `category/slug.md`, as a user types it.
     ///
     /// ```
-    /// let p = mem::relpath::RelPath::parse("decisions/db.md").unwrap();
+    /// let p = mem::model::relpath::RelPath::parse("decisions/db.md").unwrap();
     /// assert_eq!(p.to_string(), "decisions/db.md");
-    /// assert!(mem::relpath::RelPath::parse("../etc/passwd").is_err());
+    /// assert!(mem::model::relpath::RelPath::parse("../etc/passwd").is_err());
     /// ```
     pub fn parse(arg: &str) -> Result<RelPath> {
         let hint = "write it as <category>/<slug>, e.g. decisions/store-format";

@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use crate::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
-use crate::frontmatter::Document;
-use crate::memory::Memory;
-use crate::relpath::RelPath;
-use crate::roots::Root;
+use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
+use crate::model::relpath::RelPath;
+use crate::model::roots::Root;
+use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
 
 use super::record::{ROOT_MD, Record, digest, load, prose};
 

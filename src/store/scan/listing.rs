@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::model::{FileEntry, Problem, skip, stamp};
 use crate::base::parallel;
-use crate::files::{self, Refusal};
-use crate::relpath::{RelPath, check_category, check_slug};
-use crate::roots::Root;
+use crate::model::relpath::{RelPath, check_category, check_slug};
+use crate::model::roots::Root;
+use crate::store::files::{self, Refusal};
 
 /// The memory files of one category folder, sorted by file name: names in
 /// one buffer, so a listing of a hundred thousand files is a few

@@ -1,0 +1,15 @@
+//! The memory model: where memories live ([`relpath`], [`roots`]), a file's
+//! YAML and body ([`frontmatter`]), one memory parsed and defaulted
+//! ([`memory`]), generated regions ([`regions`]) and the text generated
+//! into them ([`compile`]), path globs ([`glob`]) and the git merge
+//! driver's text ([`merge`]). Pure: what reads or writes files is in
+//! [`crate::store`].
+
+pub mod compile;
+pub mod frontmatter;
+pub mod glob;
+pub mod memory;
+pub mod merge;
+pub mod regions;
+pub mod relpath;
+pub mod roots;

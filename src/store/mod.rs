@@ -1,0 +1,13 @@
+//! The files under a root: [`files`] is the one way one is opened (regular
+//! files only, links only within the root, every read bounded); [`scan`]
+//! lists a root and reads its memories; [`write`](mod@write) changes files
+//! (atomically, through open folders, under the root's write lock);
+//! [`state`] keeps hit counts, [`session`] what an agent's session was
+//! shown, and [`trust`] what the user trusted of a project root.
+
+pub mod files;
+pub mod scan;
+pub mod session;
+pub mod state;
+pub mod trust;
+pub mod write;
