@@ -17,6 +17,8 @@ pub const DEFAULT_CATEGORIES: [&str; 6] =
 
 const ROOT_EN: &str = include_str!("../../templates/root.en.md");
 const ROOT_ZH: &str = include_str!("../../templates/root.zh.md");
+const GLOBAL_EN: &str = include_str!("../../templates/root.global.en.md");
+const GLOBAL_ZH: &str = include_str!("../../templates/root.global.zh.md");
 const GITIGNORE: &str = include_str!("../../templates/gitignore");
 
 /// Create a memory root (the project's `.memory/`, or the global one with --global).
@@ -36,11 +38,14 @@ pub enum Lang {
     Zh,
 }
 
-/// The ROOT.md template for a language.
-pub fn root_template(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => ROOT_EN,
-        Lang::Zh => ROOT_ZH,
+/// The ROOT.md template of a root in a language: a project's speaks of
+/// the project, the global root's of every project.
+pub fn root_template(scope: Scope, lang: Lang) -> &'static str {
+    match (scope, lang) {
+        (Scope::Project, Lang::En) => ROOT_EN,
+        (Scope::Project, Lang::Zh) => ROOT_ZH,
+        (Scope::Global, Lang::En) => GLOBAL_EN,
+        (Scope::Global, Lang::Zh) => GLOBAL_ZH,
     }
 }
 
@@ -65,17 +70,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input(format!("{} already exists", root_md.display()))
             .hint("this root is already set up; edit ROOT.md by hand, or remove it first"));
     }
-    write_atomic(&dir, &root_md, root_template(args.lang).as_bytes())?;
+    let template = root_template(scope, args.lang);
+    write_atomic(&dir, &root_md, template.as_bytes())?;
     if scope == Scope::Project {
         // Made here, by the user: what init wrote is trusted (nothing else
         // that may already be in the folder).
         let root = crate::model::roots::Root { scope, dir: dir.clone() };
-        crate::store::trust::trust_new_root(
-            &ctx.roots.global.dir,
-            &root,
-            root_template(args.lang),
-            ctx.now_ms,
-        )?;
+        crate::store::trust::trust_new_root(&ctx.roots.global.dir, &root, template, ctx.now_ms)?;
     }
     let gitignore = dir.join(".gitignore");
     if !gitignore.exists() {
@@ -85,6 +86,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let path = dir.join(category);
         std::fs::create_dir_all(&path).map_err(|e| Error::io(&path, e))?;
     }
+    // Generated as `mem compile` would: a new root passes `mem lint`,
+    // `mem compile --check` and the pre-commit hook as it is.
+    crate::commands::compile::refresh(&crate::model::roots::Root { scope, dir: dir.clone() })?;
     Ok(Report { scope, root: dir, lang: args.lang, categories: DEFAULT_CATEGORIES.to_vec() })
 }
 
@@ -105,11 +109,13 @@ mod tests {
 
     #[test]
     fn templates_hold_both_empty_regions() {
-        for lang in [Lang::En, Lang::Zh] {
-            let t = root_template(lang);
+        for (scope, lang) in
+            [Scope::Project, Scope::Global].into_iter().flat_map(|s| [(s, Lang::En), (s, Lang::Zh)])
+        {
+            let t = root_template(scope, lang);
             for label in ["registry", "routing"] {
                 let begin = format!("<!-- auto:begin {label} -->\n<!-- auto:end -->");
-                assert!(t.contains(&begin), "{lang:?} lacks {label}");
+                assert!(t.contains(&begin), "{scope:?} {lang:?} lacks {label}");
             }
         }
     }

@@ -181,3 +181,33 @@ fn a_linked_gitattributes_is_refused_before_anything_is_installed() {
     env.mem(["hook", "install"]).assert().code(2).stderr(predicates::str::contains("symlink"));
     assert!(!env.work().join(".git/hooks/pre-commit").exists(), "installed half");
 }
+
+#[test]
+fn a_fresh_root_passes_its_own_checks_and_the_hook() {
+    for lang in ["en", "zh"] {
+        let env = Env::new();
+        let work = env.work();
+        ok(&env, &work, &["init", "-q", "-b", "main"]);
+        env.mem(["init", "--lang", lang]).assert().success();
+        env.mem(["lint"]).assert().success();
+        env.mem(["compile", "--check"]).assert().success();
+        env.mem(["hook", "install"]).assert().success();
+        ok(&env, &work, &["add", "-A"]);
+        ok(&env, &work, &["commit", "-q", "-m", "a new memory root"]);
+        let root_md = env.read("ROOT.md");
+        let title = if lang == "en" { "# Project memory" } else { "# 项目记忆" };
+        assert!(root_md.starts_with(title), "{root_md}");
+
+        // The global root: its own template, and the same checks.
+        env.mem(["init", "--global", "--lang", lang]).assert().success();
+        env.mem(["--global", "lint"]).assert().success();
+        env.mem(["--global", "compile", "--check"]).assert().success();
+        let global = std::fs::read_to_string(env.global().join("ROOT.md")).unwrap();
+        let title = if lang == "en" { "# Global memory" } else { "# 全局记忆" };
+        assert!(global.starts_with(title), "{global}");
+        assert!(!global.contains("this project") && !global.contains("本项目"), "{global}");
+        // An unedited template says nothing to an agent.
+        let context = env.stdout(["context", "--global"]);
+        assert!(!context.contains("every project"), "{context}");
+    }
+}

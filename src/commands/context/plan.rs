@@ -3,8 +3,12 @@
 //! template's own explanations, and without headings left with nothing
 //! under them. An unedited template says nothing.
 
-const TEMPLATES: [&str; 2] =
-    [include_str!("../../../templates/root.en.md"), include_str!("../../../templates/root.zh.md")];
+const TEMPLATES: [&str; 4] = [
+    include_str!("../../../templates/root.en.md"),
+    include_str!("../../../templates/root.zh.md"),
+    include_str!("../../../templates/root.global.en.md"),
+    include_str!("../../../templates/root.global.zh.md"),
+];
 
 /// The plan in `prose` (ROOT.md outside its generated regions), or `None`
 /// when nothing in it was written by a person.
