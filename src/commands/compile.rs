@@ -22,7 +22,8 @@ use crate::store::write::{remove_file, write_atomic};
 const EXAMPLES: &str = "\
 Examples:
   mem compile                 regenerate indexes and ROOT.md tables
-  mem compile --check         in CI or a pre-commit hook: exit 1 and show the diff when stale
+  mem compile --check         in CI: exit 1 and show the diff when stale
+  mem compile --check --staged   in a pre-commit hook: judge what the commit will hold
   mem compile --fix-markers   add the generated sections to a ROOT.md that lacks them";
 
 /// Regenerate `<category>/index.md` and the generated tables of ROOT.md.
@@ -35,6 +36,10 @@ pub struct Args {
     /// Append the `registry` / `routing` sections to a ROOT.md without them
     #[arg(long)]
     pub fix_markers: bool,
+    /// With --check: judge the files staged for the next commit (git's
+    /// index), not the working tree
+    #[arg(long, requires = "check", conflicts_with = "fix_markers")]
+    pub staged: bool,
 }
 
 /// One root's outcome.
@@ -64,6 +69,8 @@ pub struct NoteReport {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub check: bool,
+    /// What was judged is what is staged for the next commit.
+    pub staged: bool,
     pub stale: bool,
     pub roots: Vec<RootReport>,
     #[serde(skip)]
@@ -84,6 +91,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             |r: &Root| crate::store::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
+        if args.staged {
+            reports.push(compile_staged(root)?);
+            continue;
+        }
         reports.push(compile_root(root, args.check, args.fix_markers)?);
         // Sections mem added to ROOT.md keep it trusted, as any write through mem does.
         if let (Some(before), Some(after)) = (before, root_md(root)) {
@@ -93,7 +104,26 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
     let warnings =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
-    Ok(Report { check: args.check, stale, roots: reports, warnings })
+    Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
+}
+
+/// `path` as `git add` in the current folder takes it: `.` parts left out,
+/// and relative to the current folder when it is inside it.
+fn relative(path: &std::path::Path) -> String {
+    let clean: PathBuf = path.components().filter(|c| *c != std::path::Component::CurDir).collect();
+    let here = std::env::current_dir().unwrap_or_default();
+    clean.strip_prefix(&here).unwrap_or(&clean).display().to_string()
+}
+
+/// `--check --staged`: check `root` as git's index holds it; the report
+/// names the root's own files.
+fn compile_staged(root: &Root) -> Result<RootReport> {
+    let staged = crate::commands::staged::export(root)?;
+    let mut report = compile_root(&staged.root, true, false)?;
+    let (from, to) = (staged.root.dir.display().to_string(), root.dir.display().to_string());
+    report.diff = report.diff.replace(&from, &to);
+    report.dir = root.dir.clone();
+    Ok(report)
 }
 
 /// Recompile one root after a write; returns the files changed and notes as text.
@@ -245,8 +275,19 @@ impl crate::output::Report for Report {
 
     fn notice(&self) -> Option<String> {
         let n: usize = self.roots.iter().map(|r| r.written.len() + r.removed.len()).sum();
-        (self.check && self.stale)
-            .then(|| format!("{n} generated file(s) are stale; run `mem compile`"))
+        let files: Vec<String> = self
+            .roots
+            .iter()
+            .flat_map(|r| r.written.iter().chain(&r.removed).map(|f| r.dir.join(f)))
+            .map(|p| relative(&p))
+            .collect();
+        (self.check && self.stale).then(|| match self.staged {
+            true => format!(
+                "{n} generated file(s) are stale in what is staged: run `mem compile`, then `git add {}`",
+                files.join(" ")
+            ),
+            false => format!("{n} generated file(s) are stale; run `mem compile`"),
+        })
     }
 
     fn exit_code(&self) -> i32 {

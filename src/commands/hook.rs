@@ -95,28 +95,34 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
 
 fn install_hook(hooks: &Path, exe: &Path, project: &str) -> Result<String> {
     let hook = hooks.join("pre-commit");
-    let existing = fs::read_to_string(&hook).ok();
-    if existing.as_deref().is_some_and(|t| t.contains(MARK)) {
-        return Ok("pre-commit hook already installed".into());
-    }
-    let mut note = String::from("added the pre-commit hook (runs `mem compile --check`)");
-    if existing.is_some() || hook.exists() {
-        let previous = hooks.join(PREVIOUS);
-        if previous.exists() {
-            return Err(Error::input(format!("{} exists; not overwriting it", previous.display()))
-                .hint("move it away, then run `mem hook install` again"));
-        }
-        fs::rename(&hook, &previous).map_err(|e| Error::io(&hook, e))?;
-        note = format!("added the pre-commit hook; your previous hook runs first, from {PREVIOUS}");
-    }
     let script = format!(
         "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{PREVIOUS}\" ]; then\n  \"$here/{PREVIOUS}\" \"$@\" || exit $?\nfi\n\
          MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n\
-         \"$MEM\" --project {project} --project-only compile --check || {{\n  \
-         echo \"mem: the memory indexes above are stale: run 'mem compile' and stage the result\" >&2\n  exit 1\n}}\n",
+         \"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n",
         exe = sh_quote(&exe.display().to_string()),
         project = sh_quote(project),
     );
+    let existing = fs::read_to_string(&hook).ok();
+    let note = match existing.as_deref() {
+        Some(text) if text == script => return Ok("pre-commit hook already installed".into()),
+        // An earlier mem's hook: replaced, the chain to a previous hook kept.
+        Some(text) if text.contains(MARK) => {
+            "updated the pre-commit hook (runs `mem compile --check --staged`)".into()
+        }
+        _ if existing.is_some() || hook.exists() => {
+            let previous = hooks.join(PREVIOUS);
+            if previous.exists() {
+                return Err(Error::input(format!(
+                    "{} exists; not overwriting it",
+                    previous.display()
+                ))
+                .hint("move it away, then run `mem hook install` again"));
+            }
+            fs::rename(&hook, &previous).map_err(|e| Error::io(&hook, e))?;
+            format!("added the pre-commit hook; your previous hook runs first, from {PREVIOUS}")
+        }
+        _ => String::from("added the pre-commit hook (runs `mem compile --check --staged`)"),
+    };
     write_atomic(hooks, &hook, script.as_bytes())?;
     make_executable(&hook)?;
     Ok(note)

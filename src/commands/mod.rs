@@ -22,5 +22,6 @@ pub mod merge_driver;
 pub mod prompt;
 pub mod recall;
 pub mod remember;
+pub mod staged;
 pub mod stats;
 pub mod trust;

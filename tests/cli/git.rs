@@ -98,10 +98,23 @@ fn a_commit_with_a_stale_index_is_refused_with_the_diff() {
     let text =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("+| [by-hand.md](by-hand.md) | written in an editor | — |"), "{text}");
-    assert!(text.contains("run 'mem compile'"), "{text}");
+    // The message names the files to regenerate and add, in the project.
+    assert!(
+        text.contains("run `mem compile`, then `git add .memory/facts/index.md .memory/ROOT.md`"),
+        "{text}"
+    );
+    // Compiled but not staged: the commit would still hold the stale index.
     env.mem(["compile"]).assert().success();
+    let out = git(&env, &work, &["commit", "-q", "-m", "compiled, not added"]);
+    assert!(!out.status.success(), "the hook judged the working tree, not the commit");
     ok(&env, &work, &["add", "-A"]);
     ok(&env, &work, &["commit", "-q", "-m", "fresh"]);
+    // What is staged is judged, not the working tree: an unstaged new
+    // memory does not block a commit of something else.
+    env.write("facts/unstaged.md", "---\nsummary: not added yet\n---\nbody\n");
+    std::fs::write(work.join("notes.txt"), "other work\n").unwrap();
+    ok(&env, &work, &["add", "notes.txt"]);
+    ok(&env, &work, &["commit", "-q", "-m", "other work"]);
 }
 
 #[test]
