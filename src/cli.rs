@@ -1,5 +1,6 @@
-//! The command line: global options and the list of verbs. Each verb's own
-//! arguments live beside its behaviour in `commands/<verb>.rs`.
+//! The command line: global options and the list of verbs, and the
+//! dispatch to them. Each verb's own arguments live beside its behaviour in
+//! `commands/<verb>.rs` (or `commands/<verb>/`).
 
 use std::path::PathBuf;
 

@@ -23,10 +23,11 @@
 //!    query needs.
 //!
 //! The engine is everything above; it builds without the command line
-//! (`--no-default-features`). With the `cli` feature: [`settings`]
-//! resolves flags and environment once, [`commands`] holds one module per
-//! verb (and the MCP server), [`cli`] parses the command line and
-//! dispatches, and [`output`] prints a report for a person or as `--json`.
+//! (`--no-default-features`). On top of it: [`settings`] resolves flags and
+//! environment once, [`output`] prints a report for a person or as
+//! `--json`, and, with the `cli` feature (clap and the MCP server),
+//! `commands` holds one module per verb plus the helpers they share and
+//! `cli` parses the command line and dispatches.
 
 pub mod base;
 #[cfg(feature = "cli")]

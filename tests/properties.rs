@@ -203,7 +203,7 @@ proptest! {
             index_md(&base.union(extra).cloned().collect())
         };
         let (b, o, t) = (index_md(&base), with(&ours), with(&theirs));
-        let outside = mem::model::merge::outside(&o).unwrap();
+        let outside = mem::model::regions::outside(&o).unwrap();
         let one = mem::model::merge::merge_regions(&outside, &b, &o, &t).unwrap();
         let two = mem::model::merge::merge_regions(&outside, &b, &t, &o).unwrap();
         prop_assert_eq!(&one, &two);

@@ -55,8 +55,8 @@ pub fn get_string(at: &mut &[u8]) -> Option<String> {
     String::from_utf8(get_bytes(at)?.to_vec()).ok()
 }
 
-/// The tag of this program's version, which the small derived files carry.
-fn program_tag() -> u64 {
+/// The tag of this program's version, which derived files carry.
+pub fn program_tag() -> u64 {
     checksum(env!("CARGO_PKG_VERSION").as_bytes())
 }
 

@@ -17,7 +17,7 @@ pub fn epoch_ms(t: SystemTime) -> i64 {
 /// Nanoseconds since the Unix epoch for a `SystemTime` (0 before 1970), as
 /// file times are compared.
 pub fn epoch_ns(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// Nanoseconds since the Unix epoch, now.

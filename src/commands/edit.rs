@@ -61,7 +61,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     crate::store::write::write_atomic(&root.dir, &draft, template.as_bytes())?;
     loop {
         open(&editor, &draft)?;
-        let text = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
+        let text = draft_text(&root.dir, &draft)?;
         match Document::parse(&text) {
             Ok(_) => break,
             Err(e)
@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
         }
     }
-    let after = std::fs::read_to_string(&draft).map_err(|e| Error::io(&draft, e))?;
+    let after = draft_text(&root.dir, &draft)?;
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
     let _lock = crate::store::write::lock_root(&root.dir)?;
@@ -122,6 +122,15 @@ fn editor() -> Result<Vec<String>> {
             Error::input("no editor: neither VISUAL nor EDITOR is set")
                 .hint("export EDITOR=vi (or nano, \"code --wait\", …)")
         })
+}
+
+/// The draft as the editor left it, read as any file under a root is: no
+/// link out of the root, a regular file, at most the read limit.
+fn draft_text(root: &std::path::Path, draft: &std::path::Path) -> Result<String> {
+    crate::store::files::text(root, draft)?.ok_or_else(|| {
+        Error::input(format!("{} is gone", draft.display()))
+            .hint("the editor removed the draft; run `mem edit` again")
+    })
 }
 
 fn open(editor: &[String], file: &Path) -> Result<()> {

@@ -15,7 +15,7 @@ use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::memory::keys::KEYS;
-use crate::model::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::memory::over_budget;
 use crate::model::roots::Root;
 use crate::output::Style;
 use crate::settings::Context;
@@ -128,12 +128,11 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: "repair the markers by hand".into(),
         });
     }
-    let resident = resident_total(read.iter().map(|r| &r.memory));
-    if resident > RESIDENT_BUDGET {
+    if let Some(problem) = over_budget(read.iter().map(|r| &r.memory), root.scope) {
         out.push(Finding {
             file: root.dir.clone(),
             line: None,
-            problem: format!("rules and pinned memories take about {resident} tokens, over the {RESIDENT_BUDGET}-token budget"),
+            problem,
             fix: "shorten them, move detail out of rules/, or unpin some".into(),
         });
     }

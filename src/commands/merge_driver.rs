@@ -11,7 +11,8 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::model::merge::{merge_regions, outside};
+use crate::model::merge::merge_regions;
+use crate::model::regions::outside;
 use crate::output::Style;
 use crate::settings::Context;
 

@@ -1,6 +1,8 @@
-//! One module per verb. Each has its clap `Args`, a `run` that does the work
-//! and returns a report, and the report's human rendering; [`crate::cli`]
-//! parses the command line and calls them.
+//! One module per verb, plus what several share (`agent`: what may reach an
+//! agent; `staged`: what a commit will hold). Each verb has its clap
+//! `Args`, a `run` that does the work and returns a report, and the
+//! report's human rendering; [`crate::cli`] parses the command line and
+//! calls them.
 
 pub mod agent;
 pub mod clean;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
 use crate::model::memory::Memory;
-use crate::model::memory::RESIDENT_BUDGET;
+use crate::model::memory::{RESIDENT_BUDGET, over_budget};
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
@@ -116,13 +116,7 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
                 stats.memories
             ));
         }
-        if stats.resident_tokens > RESIDENT_BUDGET {
-            warnings.push(format!(
-                "the always-resident memories of the {} root take about {} tokens, over the {RESIDENT_BUDGET}-token budget",
-                root.scope.name(),
-                stats.resident_tokens
-            ));
-        }
+        warnings.extend(over_budget(&memories, root.scope));
         roots.push(stats);
     }
     Ok(Report { roots, warnings })
@@ -151,7 +145,7 @@ fn root_stats(
         oldest: None,
         newest: None,
         bytes,
-        resident_tokens: 0,
+        resident_tokens: crate::model::memory::resident_total(memories),
         budget: RESIDENT_BUDGET,
         max_entries: max,
     };
@@ -178,9 +172,6 @@ fn root_stats(
         }
         if s.newest.as_ref().is_none_or(|(_, t)| m.updated > *t) {
             s.newest = Some((m.file(), m.updated));
-        }
-        if m.is_resident() {
-            s.resident_tokens += m.resident_tokens();
         }
     }
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -308,5 +308,5 @@ impl Sections<'_> {
 
 /// The format number mixed with the program version: an upgrade rebuilds.
 pub(super) fn version_tag() -> u64 {
-    checksum(env!("CARGO_PKG_VERSION").as_bytes()) ^ FORMAT
+    crate::base::codec::program_tag() ^ FORMAT
 }

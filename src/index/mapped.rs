@@ -53,9 +53,14 @@ impl Mapped {
     ///
     /// # Safety
     ///
-    /// The bytes may change under the mapping if a program writes the file
-    /// in place, and read as zeros past a truncation (then [`faulted`] is
-    /// true). The caller must treat them as untrusted input: check every
+    /// Sound only while no program changes the file's first `len` bytes in
+    /// place as long as the `Mapped` lives: bytes behind a `&[u8]` that
+    /// change are undefined behaviour. `mem` never writes a file it maps in
+    /// place (it writes a new file and renames it over), so the caller
+    /// must map only such files, inside the root's `.cache/`. What another
+    /// program may still do is survived, not made sound: the bytes may
+    /// change under the mapping if it writes the file in place, and read as
+    /// zeros past a truncation (then [`faulted`] is true). The caller must treat them as untrusted input: check every
     /// length and offset against the mapping before use (never index or
     /// allocate by a value read from it unchecked), verify checksums, and
     /// take [`faulted`] into account before trusting an answer built from

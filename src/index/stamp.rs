@@ -55,8 +55,7 @@ fn generated(root: &Root, listings: &[Listing]) -> Result<(Generated, u64), ()> 
     let files = names
         .map(|p| match fs::metadata(&p) {
             Ok(meta) => {
-                let mtime = crate::base::time::epoch_ns(meta.modified().map_err(|_| ())?);
-                let (ctime, ino) = crate::store::scan::listing::ctime_ino(&meta);
+                let (mtime, ctime, ino) = crate::store::scan::listing::times(&meta);
                 newest = newest.max(mtime).max(ctime);
                 Ok(Some((meta.len(), crate::store::scan::stamp(mtime, ctime, ino))))
             }

@@ -154,15 +154,10 @@ pub fn merge_regions(merged_outside: &str, base: &str, ours: &str, theirs: &str)
     }))
 }
 
-/// The text with every region emptied, for the three-way merge of the rest.
-pub fn outside(text: &str) -> Option<String> {
-    let found = regions::find(text).ok()?;
-    Some(regions::replace(text, &found, |_| Some(Vec::new())))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::regions::outside;
 
     fn index(rows: &[&str]) -> String {
         let mut s =

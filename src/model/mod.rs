@@ -2,8 +2,10 @@
 //! YAML and body ([`frontmatter`]), one memory parsed and defaulted
 //! ([`memory`]), generated regions ([`regions`]) and the text generated
 //! into them ([`compile`]), path globs ([`glob`]) and the git merge
-//! driver's text ([`merge`]). Pure: what reads or writes files is in
-//! [`crate::store`].
+//! driver's text ([`merge`]). Text in, text out; the exceptions look at the
+//! file system without reading a memory: finding the roots (`roots`) and a
+//! name's case twins in a folder (`relpath`). Reading and writing memory
+//! files is [`crate::store`]'s.
 
 pub mod compile;
 pub mod frontmatter;

@@ -132,6 +132,13 @@ pub fn body<'a>(text: &'a str, region: &Region) -> Vec<&'a str> {
     text.lines().skip(region.begin + 1).take(region.end - region.begin - 1).collect()
 }
 
+/// The text with every region emptied: what was written by hand (for the
+/// three-way merge of the rest, and for trusting `ROOT.md`'s prose).
+pub fn outside(text: &str) -> Option<String> {
+    let found = find(text).ok()?;
+    Some(replace(text, &found, |_| Some(Vec::new())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

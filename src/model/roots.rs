@@ -1,8 +1,10 @@
 //! Finding the two active roots: the global one and the project one.
 //!
 //! This is the only module that reads the environment variables that name
-//! roots. It takes a lookup function instead of reading `std::env` directly,
-//! so discovery is a pure, tested unit.
+//! roots. It takes a lookup function instead of reading `std::env`
+//! directly, so discovery is tested without touching the environment; it
+//! does look at the file system (which folders hold a `ROOT.md`, who owns
+//! a `.memory`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -12,8 +12,6 @@ use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
 
-const DAY_MS: f64 = crate::base::time::DAY_MS as f64;
-
 /// The scorer's constants.
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -352,7 +350,8 @@ fn final_score(
         boosts.push(("hits", detail, hit));
     }
     if recent != 0.0 {
-        let age_days = (req.now_ms.saturating_sub(m.updated).max(0) as f64) / DAY_MS;
+        let age_days =
+            (req.now_ms.saturating_sub(m.updated).max(0) as f64) / crate::base::time::DAY_MS as f64;
         boosts.push(("recency", format!("updated {age_days:.0} days ago"), recent));
     }
     let factor: f32 = boosts.iter().map(|b| b.2).sum();
@@ -369,7 +368,8 @@ fn final_score(
 fn boost_factors(p: &Params, pinned: bool, hits: u32, updated: i64, now_ms: i64) -> [f32; 3] {
     let pinned = if pinned { p.pinned } else { 0.0 };
     let hits = if hits > 0 { (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap) } else { 0.0 };
-    let age_days = (now_ms.saturating_sub(updated).max(0) as f64) / DAY_MS;
+    let age_days =
+        (now_ms.saturating_sub(updated).max(0) as f64) / crate::base::time::DAY_MS as f64;
     let decay = 0.5f64.powf(age_days / p.half_life_days) as f32;
     let recent = if decay * p.recency >= 0.001 { p.recency * decay } else { 0.0 };
     [pinned, hits, recent]

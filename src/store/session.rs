@@ -22,7 +22,7 @@ pub const MAX_SHOWN: usize = 2048;
 /// Sessions kept per root; the least recently used are removed first.
 pub const MAX_SESSIONS: usize = 128;
 /// A session untouched this long is removed (7 days).
-pub const EXPIRES_MS: i64 = 7 * 86_400_000;
+pub const EXPIRES_MS: i64 = 7 * crate::base::time::DAY_MS;
 const MAX_BYTES: u64 = 1 << 20;
 
 /// Where a session started, as agent hosts name it.

@@ -200,7 +200,7 @@ fn lint_reports_exactly_the_planted_problems() {
         .collect();
     got.sort();
     let want = [
-        ("", "rules and pinned"),
+        ("", "the always-resident memories"),
         ("Bad Dir", "folder name is"),
         ("decisions/dangling.md:3", "`supersedes` points at"),
         ("decisions/loop-a.md:4", "the supersede chain"),

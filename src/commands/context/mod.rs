@@ -10,7 +10,8 @@
 //! printed; a project root's text reaches the agent only as far as the user
 //! trusted it (see [`crate::store::trust`]).
 //!
-//! `run` gathers the candidates in rank order; `report` holds the block as
+//! `run` gathers the candidates in rank order; `input` reads a hook's JSON,
+//! `plan` takes ROOT.md's hand-written plan, `report` holds the block as
 //! data, `parts` turns memories into its entries and rows, `place` fits
 //! them to the budget, `cost` measures them, `render` prints them.
 

@@ -81,7 +81,7 @@ fn strip_comments(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::merge::outside;
+    use crate::model::regions::outside;
 
     #[test]
     fn an_unedited_template_says_nothing() {

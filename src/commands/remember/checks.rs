@@ -8,7 +8,7 @@ use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard};
 use crate::index::{self, Library};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
-use crate::model::memory::{RESIDENT_BUDGET, resident_total};
+use crate::model::memory::over_budget;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
 use crate::rank::score::{Memories, Params, Request, rank};
@@ -127,13 +127,8 @@ const MANIFEST: usize = 30;
 /// A warning when the always-resident memories (rules and pinned) of the
 /// written root exceed the default context budget.
 pub(super) fn resident_warning(after: &[Memory], scope: Scope) -> Option<String> {
-    let resident = resident_total(after);
-    (resident > RESIDENT_BUDGET).then(|| {
-        format!(
-            "the always-resident memories (rules and pinned) of the {} root take about {resident} tokens, over the {RESIDENT_BUDGET}-token context budget: shorten them, move detail elsewhere, or unpin",
-            scope.name()
-        )
-    })
+    over_budget(after, scope)
+        .map(|said| format!("{said}: shorten them, move detail elsewhere, or unpin"))
 }
 
 /// The memories of the written root (`before` the write) as they are after it.

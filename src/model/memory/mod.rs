@@ -93,6 +93,22 @@ pub fn resident_total<'a>(memories: impl IntoIterator<Item = &'a Memory>) -> usi
     memories.into_iter().filter(|m| m.is_resident()).map(Memory::resident_tokens).sum()
 }
 
+/// The one check of a root's always-resident memories against
+/// [`RESIDENT_BUDGET`]: what to say when they exceed it (`scope` names the
+/// root), None when they fit.
+pub fn over_budget<'a>(
+    memories: impl IntoIterator<Item = &'a Memory>,
+    scope: Scope,
+) -> Option<String> {
+    let resident = resident_total(memories);
+    (resident > RESIDENT_BUDGET).then(|| {
+        format!(
+            "the always-resident memories (rules and pinned) of the {} root take about {resident} tokens, over the {RESIDENT_BUDGET}-token context budget",
+            scope.name()
+        )
+    })
+}
+
 /// `rule` under `rules/`, else `fact`.
 pub fn default_kind(path: &RelPath) -> &'static str {
     if path.category == "rules" { "rule" } else { "fact" }

@@ -198,15 +198,22 @@ fn mtime_ns(meta: &fs::Metadata) -> u64 {
     meta.modified().map_or(0, crate::base::time::epoch_ns)
 }
 
+/// A file's mtime and ctime (nanoseconds) and inode: what its stamp is
+/// made of, for a file looked at through `std::fs`.
+pub(crate) fn times(meta: &fs::Metadata) -> (u64, u64, u64) {
+    let (ctime, ino) = ctime_ino(meta);
+    (mtime_ns(meta), ctime, ino)
+}
+
 /// Status change time (nanoseconds) and inode of a file (0 where unknown).
 #[cfg(unix)]
-pub(crate) fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
+fn ctime_ino(meta: &fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (nanos(meta.ctime(), meta.ctime_nsec()), meta.ino())
 }
 
 #[cfg(not(unix))]
-pub(crate) fn ctime_ino(_: &fs::Metadata) -> (u64, u64) {
+fn ctime_ino(_: &fs::Metadata) -> (u64, u64) {
     (0, 0)
 }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::base::error::{Error, Result};
-use crate::model::merge::outside;
+use crate::model::regions::outside;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links};
 use crate::store::state;
