@@ -86,6 +86,44 @@ pub fn mix(h: u64, v: u64) -> u64 {
     (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(27)
 }
 
+/// A hasher over [`mix`], for hash maps of the crate's own data (terms,
+/// bigrams) and for one-off hashes of bytes: 8-byte words at a time.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Hash64(u64);
+
+impl std::hash::Hasher for Hash64 {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.0 = mix(self.0, u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.0 = mix(self.0, u64::from_le_bytes(last));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = mix(self.0, v);
+    }
+
+    /// The step's rotate already brings the well-mixed high bits down to
+    /// the low bits a table indexes by.
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// `bytes` hashed with [`Hash64`], its length folded in.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = Hash64(bytes.len() as u64);
+    h.write(bytes);
+    mix(h.finish(), 0)
+}
+
 /// A fast 64-bit checksum over 8-byte words, four independent lanes at a
 /// time: it catches truncation and damage, not tampering (the cache is
 /// rebuilt from the files anyway).

@@ -7,7 +7,7 @@ pub mod quality;
 
 use crate::base::parallel;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use crate::base::text::is_cjk;
 use crate::rank::tokenize::normalize;
@@ -74,7 +74,8 @@ pub fn jaccard(a: &Bigrams, b: &Bigrams) -> f64 {
 /// stops once the overlap is out of reach.
 pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
     // Every distinct bigram's place in the order, rarest first.
-    let mut freq: HashMap<u64, u32, BuildHasherDefault<Spread>> = HashMap::default();
+    let mut freq: HashMap<u64, u32, BuildHasherDefault<crate::base::codec::Hash64>> =
+        HashMap::default();
     for set in sets {
         for &b in &set.0 {
             *freq.entry(b).or_default() += 1;
@@ -82,7 +83,7 @@ pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
     }
     let mut rarest_first: Vec<(u32, u64)> = freq.iter().map(|(&b, &n)| (n, b)).collect();
     rarest_first.sort_unstable();
-    let rank: HashMap<u64, u32, BuildHasherDefault<Spread>> =
+    let rank: HashMap<u64, u32, BuildHasherDefault<crate::base::codec::Hash64>> =
         rarest_first.iter().enumerate().map(|(r, &(_, b))| (b, r as u32)).collect();
     // A threshold a little under the real one only loosens the filters.
     let t = DUPLICATE_THRESHOLD - 1e-9;
@@ -176,24 +177,6 @@ pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
         parallel::run(threads, |_| probe()).into_iter().flatten().collect();
     pairs.sort_by_key(|p| (p.0, p.1));
     pairs
-}
-
-/// A hasher for bigrams, which are already spread-out numbers: one multiply.
-#[derive(Default)]
-struct Spread(u64);
-
-impl Hasher for Spread {
-    fn write(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = crate::base::codec::mix(self.0, v);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// A set's values hashed into 1,024 bits: a cheap bound on what two sets

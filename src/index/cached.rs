@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::format::{
     Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
+    word,
 };
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
@@ -149,10 +150,11 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         crate::store::files::open(&root.dir, path, crate::store::files::Links::Never).ok()?;
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
-    let word = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
-    let (total, names_len, names_sum) = (u64_at(&header, 16)?, word(24)?, u64_at(&header, 32)?);
-    let (meta_len, meta_sum) = (word(40)?, u64_at(&header, 48)?);
-    let version = u64_at(&header, 8)?;
+    let len = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
+    let total = u64_at(&header, word::TOTAL)?;
+    let (names_len, names_sum) = (len(word::NAMES_LEN)?, u64_at(&header, word::NAMES_SUM)?);
+    let (meta_len, meta_sum) = (len(word::META_LEN)?, u64_at(&header, word::META_SUM)?);
+    let version = u64_at(&header, word::VERSION)?;
     if &header[..8] != MAGIC || version != version_tag() || file.metadata().ok()?.len() != total {
         return None;
     }

@@ -131,11 +131,31 @@ pub(super) const TRIGGERS_SHIFT: u8 = 3;
 
 pub(super) const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-pub(super) const FORMAT: u64 = 16;
+pub(super) const FORMAT: u64 = 17;
 
 /// Header: magic, version tag, total length, then the length and checksum
 /// of the names part and of the meta part.
 pub(super) const HEADER: usize = 56;
+
+/// Where each word of the header lies, after the 8-byte magic: the one
+/// description of the header, for writing it and reading it back.
+pub(super) mod word {
+    /// The format and program version tag.
+    pub const VERSION: usize = 8;
+    /// The file's whole length.
+    pub const TOTAL: usize = 16;
+    /// The names part's length and checksum.
+    pub const NAMES_LEN: usize = 24;
+    pub const NAMES_SUM: usize = 32;
+    /// The meta part's length and checksum.
+    pub const META_LEN: usize = 40;
+    pub const META_SUM: usize = 48;
+}
+
+/// Set the header word at `at`.
+pub(super) fn set_word(header: &mut [u8], at: usize, value: u64) {
+    header[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
 
 /// The cache file: header, meta (file list, statistics, segment table and
 /// block indexes; checked whole), then records, then each segment's
@@ -248,13 +268,15 @@ pub(super) fn encode(
     let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
     let total = HEADER + names.len() + meta.len() + body;
     let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&version_tag().to_le_bytes());
-    out.extend_from_slice(&(total as u64).to_le_bytes());
-    out.extend_from_slice(&(names.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(&names).to_le_bytes());
-    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(&meta).to_le_bytes());
+    let mut header = [0u8; HEADER];
+    header[..8].copy_from_slice(MAGIC);
+    set_word(&mut header, word::VERSION, version_tag());
+    set_word(&mut header, word::TOTAL, total as u64);
+    set_word(&mut header, word::NAMES_LEN, names.len() as u64);
+    set_word(&mut header, word::NAMES_SUM, checksum(&names));
+    set_word(&mut header, word::META_LEN, meta.len() as u64);
+    set_word(&mut header, word::META_SUM, checksum(&meta));
+    out.extend_from_slice(&header);
     out.extend_from_slice(&names);
     out.extend_from_slice(&meta);
     out.extend_from_slice(&records);

@@ -4,7 +4,7 @@
 
 use super::cached::{Cached, delta_path, path, read};
 use super::docs::Indexed;
-use super::format::{HEADER, PROBLEMS, RACY_NS, encode};
+use super::format::{HEADER, PROBLEMS, RACY_NS, encode, set_word, word};
 use super::names::name_order;
 use super::{packed, snapshot};
 use crate::base::codec::{checksum, u64_at};
@@ -325,7 +325,7 @@ pub(super) fn confirm(root: &Root, cached: &Cached, at: u64) {
     ) else {
         return;
     };
-    let names_len = u64_at(&bytes, 24).and_then(|v| usize::try_from(v).ok());
+    let names_len = u64_at(&bytes, word::NAMES_LEN).and_then(|v| usize::try_from(v).ok());
     let Some(names_end) = names_len.and_then(|l| HEADER.checked_add(l)) else { return };
     let same = bytes.len() as u64 == cached.total
         && names_end <= bytes.len()
@@ -335,7 +335,7 @@ pub(super) fn confirm(root: &Root, cached: &Cached, at: u64) {
     }
     bytes[HEADER..HEADER + 8].copy_from_slice(&at.to_le_bytes());
     let sum = checksum(&bytes[HEADER..names_end]);
-    bytes[32..40].copy_from_slice(&sum.to_le_bytes());
+    set_word(&mut bytes, word::NAMES_SUM, sum);
     // A cache that cannot be written only costs the re-reads next time.
     let _ = write_atomic(&root.dir, &cached.path, &bytes);
 }

@@ -30,8 +30,8 @@ fn a_crafted_record_offset_is_refused_not_allocated() {
     assert_eq!(open(&root, &path(&root)).unwrap().records(Scope::Project).unwrap().len(), 3);
     let mut bytes = std::fs::read(path(&root)).unwrap();
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let meta_at = HEADER + word(&bytes, 24) as usize;
-    let meta_len = word(&bytes, 40) as usize;
+    let meta_at = HEADER + word(&bytes, super::format::word::NAMES_LEN) as usize;
+    let meta_len = word(&bytes, super::format::word::META_LEN) as usize;
     // The meta part: segments, then length-prefixed columns: sizes and
     // mtimes (8 bytes a memory), then the record offsets (n + 1).
     let n = 3;
@@ -39,7 +39,7 @@ fn a_crafted_record_offset_is_refused_not_allocated() {
     for value in [u64::MAX, u64::MAX / 2, 1 << 36] {
         bytes[offsets + 8 * n..offsets + 8 * n + 8].copy_from_slice(&value.to_le_bytes());
         let sum = checksum(&bytes[meta_at..meta_at + meta_len]);
-        bytes[48..56].copy_from_slice(&sum.to_le_bytes());
+        super::format::set_word(&mut bytes, super::format::word::META_SUM, sum);
         std::fs::write(path(&root), &bytes).unwrap();
         let cached = open(&root, &path(&root)).expect("the checksums were sealed again");
         assert!(cached.records(Scope::Project).is_none());
@@ -175,9 +175,10 @@ fn record_stamp(root: &Root, path: &std::path::Path, slug: &str, stamp: u64) {
     let mut bytes = std::fs::read(path).unwrap();
     bytes[at..at + 8].copy_from_slice(&stamp.to_le_bytes());
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
-    let (meta_at, meta_len) = (HEADER + word(&bytes, 24), word(&bytes, 40));
+    use super::format::word::{META_LEN, NAMES_LEN};
+    let (meta_at, meta_len) = (HEADER + word(&bytes, NAMES_LEN), word(&bytes, META_LEN));
     let sum = checksum(&bytes[meta_at..meta_at + meta_len]);
-    bytes[48..56].copy_from_slice(&sum.to_le_bytes());
+    super::format::set_word(&mut bytes, super::format::word::META_SUM, sum);
     std::fs::write(path, &bytes).unwrap();
 }
 

@@ -188,11 +188,9 @@ impl Boosts {
 /// One bit per token (a hash of its bytes, modulo 64), ORed: a superset
 /// test on masks is a cheap necessary condition for a subset of tokens.
 pub fn token_mask<'t>(tokens: impl IntoIterator<Item = &'t str>) -> u64 {
-    use crate::base::codec::mix;
-    tokens.into_iter().fold(0, |mask, tok| {
-        let h = mix(tok.bytes().fold(tok.len() as u64, |h, b| mix(h, u64::from(b))), 0);
-        mask | 1 << (h % 64)
-    })
+    tokens
+        .into_iter()
+        .fold(0, |mask, tok| mask | 1 << (crate::base::codec::hash_bytes(tok.as_bytes()) % 64))
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
+use crate::base::codec::Hash64;
 use crate::base::parallel;
 use crate::model::memory::Memory;
 use crate::rank::fields::{FIELDS, Posting};
@@ -44,41 +45,10 @@ pub struct Built {
     postings: Vec<Vec<Posting>>,
 }
 
-type TermMap<K, V = u32> = HashMap<K, V, BuildHasherDefault<TermHasher>>;
-
-/// The term dictionary's hasher: the crate's one hash step
-/// ([`mix`](crate::base::codec::mix)) over 8-byte words, several times
-/// faster than the default SipHash on short keys. Terms come from the
+/// The term dictionary's maps: hashed with the crate's [`Hash64`], several
+/// times faster than the default SipHash on short keys. Terms come from the
 /// user's own files, so resistance to crafted collisions is not needed.
-#[derive(Default)]
-struct TermHasher(u64);
-
-impl TermHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = crate::base::codec::mix(self.0, word);
-    }
-}
-
-impl Hasher for TermHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last));
-        }
-    }
-
-    /// The step's rotate already brings the well-mixed high bits down to
-    /// the low bits the table indexes by.
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type TermMap<K, V = u32> = HashMap<K, V, BuildHasherDefault<Hash64>>;
 
 /// A token of one or two characters packed into a number.
 fn short_key(tok: &str) -> Option<u64> {
