@@ -25,6 +25,13 @@ impl RelPath {
     /// ```
     pub fn parse(arg: &str) -> Result<RelPath> {
         let hint = "write it as <category>/<slug>, e.g. decisions/store-format";
+        // A path as a shell completes it (`.memory/rules/x.md`, or a longer
+        // one through a project's `.memory/`) names the memory after it.
+        let arg = arg.strip_prefix("./").unwrap_or(arg);
+        let arg = match arg.rfind(".memory/") {
+            Some(i) if i == 0 || arg[..i].ends_with('/') => &arg[i + ".memory/".len()..],
+            _ => arg,
+        };
         if arg.starts_with('/') || arg.split(['/', '\\']).any(|part| part == "..") {
             return Err(Error::input(format!(
                 "`{arg}` leaves the memory root: `..` and absolute paths are refused"
@@ -145,6 +152,23 @@ pub fn case_twins(dir: &Path, slug: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_completed_path_names_the_memory_after_the_memory_folder() {
+        for arg in [
+            "rules/deploy-pnpm",
+            "rules/deploy-pnpm.md",
+            ".memory/rules/deploy-pnpm.md",
+            "./.memory/rules/deploy-pnpm.md",
+            "/home/me/shop/.memory/rules/deploy-pnpm.md",
+            "web/.memory/rules/deploy-pnpm",
+        ] {
+            assert_eq!(RelPath::parse(arg).unwrap().file(), "rules/deploy-pnpm.md", "{arg}");
+        }
+        for arg in ["/etc/passwd", ".memory/../x/y", "x.memory/rules/a/b", ".memory/rules"] {
+            assert!(RelPath::parse(arg).is_err(), "{arg}");
+        }
+    }
 
     #[test]
     fn accepts_spec_shapes() {

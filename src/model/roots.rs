@@ -141,7 +141,12 @@ pub fn discover(
     let mut notes = Vec::new();
     let project_dir = match named {
         Some(dir) => {
-            let dir = absolute(cwd, &dir);
+            let mut dir = absolute(cwd, &dir);
+            // `--project path/to/.memory` names the root itself: its folder
+            // is the project (unless that folder holds a `.memory` of its own).
+            if dir.file_name().is_some_and(|n| n == ".memory") && !dir.join(".memory").exists() {
+                dir.pop();
+            }
             match refusal(&dir) {
                 None => Some(dir.join(".memory")),
                 Some(why) => {

@@ -96,3 +96,12 @@ fn xdg_config_home_locates_the_global_root() {
     env.mem(["init", "--global"]).env_remove("MEM_GLOBAL_DIR").assert().success();
     assert!(env.tmp.path().join("home/.config/mem/memory/ROOT.md").is_file());
 }
+
+#[test]
+fn project_may_name_the_memory_folder_itself() {
+    let env = Env::with_fixture("demo");
+    let memory = env.project().display().to_string();
+    let listed = env.stdout(["--project", &memory, "list"]);
+    assert!(listed.contains("rules/deploy-pnpm.md"), "{listed}");
+    env.mem(["inspect", ".memory/rules/deploy-pnpm.md"]).assert().success();
+}
