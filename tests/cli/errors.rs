@@ -240,3 +240,13 @@ fn temp_files_of_an_interrupted_write_are_shown_then_swept() {
     assert!(!old.exists(), "an old temp file was left");
     assert!(fresh.exists(), "a temp file that may be in use was removed");
 }
+
+#[test]
+fn flags_alone_do_not_create_an_empty_memory() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/node-version", "--summary", "Node 22 everywhere"])
+        .assert()
+        .code(2)
+        .stderr(contains("facts/node-version.md: no such memory to update"));
+    assert!(!env.project().join("facts/node-version.md").exists());
+}

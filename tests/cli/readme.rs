@@ -190,3 +190,50 @@ fn every_verb_the_readme_shows_exists() {
         env.mem([verb.as_str(), "--help"]).assert().success();
     }
 }
+
+/// Words of a shell line: spaces split, double quotes group, `#` starts a
+/// comment.
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '#' if !quoted => break,
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn the_tour_runs_as_written_on_a_new_root() {
+    let env = Env::new();
+    let tour = blocks(&readme())
+        .into_iter()
+        .map(|(_, body)| body)
+        .find(|body| body.lines().any(|l| l.starts_with("mem init ")))
+        .expect("the tour block");
+    let from_init = tour.lines().skip_while(|l| !l.starts_with("mem init "));
+    let mut ran = 0;
+    for line in from_init.filter(|l| l.starts_with("mem ")) {
+        let words = shell_words(line);
+        env.mem(&words[1..]).assert().success();
+        ran += 1;
+    }
+    assert!(ran >= 10, "{ran} commands");
+}

@@ -54,9 +54,23 @@ pub(super) fn draft_create(
     body: Option<String>,
 ) -> Result<Document> {
     let body = body.filter(|b| !b.trim().is_empty());
-    if body.is_none() && args.summary.is_none() {
-        return Err(Error::input(format!("nothing to remember for {rel}"))
-            .hint("give the text as BODY, `-` to read stdin, or at least --summary"));
+    if body.is_none() {
+        let fields =
+            [&args.title, &args.summary, &args.highlight, &args.kind, &args.role, &args.supersedes];
+        let flags = fields.iter().any(|f| f.is_some())
+            || !args.load_when.is_empty()
+            || !args.tags.is_empty()
+            || args.pin
+            || args.unpin;
+        // Flags alone update a memory; with no memory there, they would
+        // make an empty one nobody asked for.
+        return Err(match flags {
+            true => Error::input(format!("{rel}: no such memory to update")).hint(
+                "give its text as BODY (or `-` to read stdin) to create it; `mem list` shows what exists",
+            ),
+            false => Error::input(format!("nothing to remember for {rel}"))
+                .hint("give the text as BODY, or `-` to read stdin"),
+        });
     }
     let mut doc = Document::new(body.unwrap_or_default());
     doc.set("id", rel.file());
