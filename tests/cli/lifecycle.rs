@@ -229,3 +229,34 @@ fn completions_and_man_page_are_generated() {
     assert!(man.starts_with(".ie") || man.contains(".TH mem 1"), "{man}");
     env.mem(["completions", "tcsh"]).assert().code(2);
 }
+
+#[test]
+fn list_limits_and_filters_by_tag_and_role_and_names_a_missing_category() {
+    let env = Env::with_fixture("demo");
+    let listed = env.stdout(["list", "-n", "3"]);
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert_eq!(env.json(["list", "--limit", "2"])["memories"].as_array().unwrap().len(), 2);
+    let tagged = env.json(["list", "--tag", "POSTGRES"]);
+    let tagged = tagged["memories"].as_array().unwrap();
+    assert!(!tagged.is_empty());
+    assert!(tagged.iter().all(|m| {
+        m["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str().unwrap().eq_ignore_ascii_case("postgres"))
+    }));
+    env.write("facts/for-review.md", "---\nrole: reviewer\n---\nCheck the migration plan.\n");
+    let roled = env.json(["list", "--role", "reviewer"]);
+    assert_eq!(roled["memories"].as_array().unwrap().len(), 1);
+    env.mem(["list", "--role", "nobody"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no memory matches"));
+    env.mem(["list", "--category", "nonexistent"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no category `nonexistent`"))
+        .stderr(predicates::str::contains("decisions"));
+    env.mem(["list", "-n", "0"]).assert().code(2);
+}
