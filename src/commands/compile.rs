@@ -155,19 +155,31 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     };
     let listed_at = crate::base::time::now_ns();
     // `--check` writes nothing, not even what it learnt of the folders.
-    let (listings, _) = crate::index::snapshot::list(root, !check);
+    let (listings, listed) = crate::index::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         return Ok(report);
     }
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
-    let memories = index::memories(root, &listings);
+    let scan = index::memories(root, &listings);
+    let memories = scan.memories;
+    // A file that cannot be read is left out of the indexes: said, so it
+    // does not vanish in silence.
+    for p in listed.iter().chain(&scan.problems).filter(|p| p.skipped) {
+        let path = p.path.strip_prefix(&root.dir).unwrap_or(&p.path);
+        report.notes.push(NoteReport {
+            path: path.display().to_string(),
+            line: p.line,
+            message: format!("left out of the indexes: {}", p.message),
+            error: false,
+        });
+    }
     let root_md = crate::store::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
     let indexes = read_indexes(root)?;
     let sources = Sources { memories: &memories, root_md: root_md.as_deref(), indexes: &indexes };
     let plan = plan(&sources, fix_markers);
-    report.notes = plan.notes.into_iter().map(note_report).collect();
+    report.notes.extend(plan.notes.into_iter().map(note_report));
     for change in plan.changes {
         let target = root.dir.join(change.path());
         let (before, after) = match &change {

@@ -55,12 +55,12 @@ pub use docs::{Docs, Indexed};
 pub use format::RACY_NS;
 pub use fresh::index_root;
 
-/// A root's memories as their frontmatter says, through the cache when it
-/// is there (only changed files are read), never writing it: for commands
-/// that need metadata, not ranking. `listings` is the root as
-/// [`snapshot::list`] saw it.
-pub fn memories(root: &Root, listings: &[Listing]) -> Vec<Memory> {
-    scan_listed(root, listings).memories
+/// A root's memories as their frontmatter says, and the files that could
+/// not be read, through the cache when it is there (only changed files are
+/// read), never writing it: for commands that need metadata, not ranking.
+/// `listings` is the root as [`snapshot::list`] saw it.
+pub fn memories(root: &Root, listings: &[Listing]) -> Scan {
+    scan_listed(root, listings)
 }
 
 /// The memories of `roots` (project before global) with their metadata

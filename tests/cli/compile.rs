@@ -267,3 +267,18 @@ fn a_root_md_grown_past_a_mebibyte_by_its_routing_table_is_read_back() {
     let context = env.stdout(["context"]);
     assert!(!context.contains("held back"), "{context}");
 }
+
+#[test]
+fn a_memory_that_cannot_be_read_is_named_not_silently_dropped() {
+    let env = Env::with_fixture("demo");
+    env.mem(["compile"]).assert().success();
+    env.write("facts/broken.md", "---\nsummary: [unclosed\n---\nbody\n");
+    env.mem(["compile"])
+        .assert()
+        .success()
+        .stderr(contains("facts/broken.md:3: left out of the indexes: invalid YAML"));
+    assert!(!env.read("facts/index.md").contains("broken.md"));
+    // Said on every run while it is broken, never recorded as clean.
+    env.mem(["compile"]).assert().success().stderr(contains("facts/broken.md"));
+    env.mem(["compile", "--check"]).assert().success().stderr(contains("facts/broken.md"));
+}
