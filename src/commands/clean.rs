@@ -65,11 +65,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let mut moved = false;
         // Read from the files, not the index: a dry run writes nothing.
         let (files, _) = crate::store::scan::walk(root);
-        for m in crate::store::scan::load_files(root.scope, &files).memories {
+        let memories = crate::store::scan::load_files(root.scope, &files).memories;
+        // A memory in a supersede link stays: trashing either end would
+        // leave the other pointing at nothing.
+        let linked: std::collections::HashSet<String> = memories
+            .iter()
+            .filter(|m| m.supersedes.is_some() || m.superseded_by.is_some())
+            .flat_map(|m| [Some(m.file()), m.supersedes.clone(), m.superseded_by.clone()])
+            .flatten()
+            .collect();
+        for m in memories {
             let age_days = (ctx.now_ms - m.updated) / DAY_MS;
             let count = hits.get(&m.file()).map_or(0, |h| h.count);
             let eligible = !m.pinned
                 && !m.is_rule()
+                && !linked.contains(&m.file())
                 && age_days >= i64::from(args.max_age_days)
                 && count <= args.max_hits
                 && args.category.as_ref().is_none_or(|c| &m.path.category == c);

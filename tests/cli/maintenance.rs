@@ -367,3 +367,20 @@ fn a_frontmatter_json_cannot_hold_is_not_exported_as_empty() {
     assert!(!paths.contains(&"facts/nk.md"), "{v}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("facts/nk.md"));
 }
+
+#[test]
+fn clean_keeps_both_ends_of_a_supersede_link_so_lint_still_passes() {
+    let env = Env::with_fixture("demo");
+    let all = env.json(["clean", "--max-age-days", "0", "--max-hits", "1000"]);
+    let listed: Vec<&str> =
+        all["candidates"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
+    for linked in
+        ["decisions/orm-prisma.md", "facts/node-version-18.md", "facts/node-version-22.md"]
+    {
+        assert!(!listed.contains(&linked), "{linked} is in a supersede link");
+    }
+    env.mem(["clean", "--max-age-days", "0", "--max-hits", "1000", "--yes"]).assert().success();
+    let lint = env.mem(["lint"]).output().unwrap();
+    let said = String::from_utf8_lossy(&lint.stdout);
+    assert!(!said.contains("supersede"), "{said}");
+}
