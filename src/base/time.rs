@@ -25,6 +25,33 @@ pub fn now_ns() -> u64 {
     epoch_ns(SystemTime::now())
 }
 
+/// The proleptic Gregorian date of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Epoch milliseconds as an ISO 8601 date and time in UTC, to the minute:
+/// what a person reads where a number would mean nothing.
+///
+/// ```
+/// assert_eq!(mem::base::time::iso_minute(0), "1970-01-01 00:00Z");
+/// assert_eq!(mem::base::time::iso_minute(1_796_132_239_501), "2026-12-01 13:37Z");
+/// ```
+pub fn iso_minute(ms: i64) -> String {
+    let (days, rest) = (ms.div_euclid(DAY_MS), ms.rem_euclid(DAY_MS));
+    let (y, m, d) = civil_from_days(days);
+    let minutes = rest / 60_000;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}Z", minutes / 60, minutes % 60)
+}
+
 /// Days since 1970-01-01 for a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -141,6 +168,16 @@ pub fn relative_age(then_ms: i64, now_ms: i64, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_and_day_counts_convert_both_ways() {
+        for days in (-800_000..800_000).step_by(97) {
+            let (y, m, d) = civil_from_days(days);
+            assert!((1..=12).contains(&m) && (1..=31).contains(&d), "{days}");
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+        assert_eq!(iso_minute(parse_iso("2024-02-29T23:59:00Z").unwrap()), "2024-02-29 23:59Z");
+    }
 
     #[test]
     fn iso_dates() {

@@ -283,8 +283,8 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("kind", m.kind.clone());
     row("summary", m.summary.clone());
     row("highlight", m.highlight.clone());
-    row("created", m.created.to_string());
-    row("updated", m.updated.to_string());
+    row("created", crate::base::time::iso_minute(m.created));
+    row("updated", crate::base::time::iso_minute(m.updated));
     row("load_when", m.load_when.join(", "));
     row("tags", m.tags.join(", "));
     row("pinned", if m.pinned { "yes".into() } else { String::new() });
@@ -296,7 +296,14 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     if d.hits.count > 0 {
         row("hits", format!("{} (last {})", d.hits.count, d.hits.last));
     }
-    row("history", d.history.iter().map(|v| v.updated.to_string()).collect::<Vec<_>>().join(", "));
+    row(
+        "history",
+        d.history
+            .iter()
+            .map(|v| crate::base::time::iso_minute(v.updated))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
     out.push_str(&format!("\n{}", d.body));
     if !d.body.ends_with('\n') {
         out.push('\n');

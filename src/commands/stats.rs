@@ -212,7 +212,10 @@ impl crate::output::Report for Report {
             if let (Some(old), Some(new)) = (&r.oldest, &r.newest) {
                 out.push_str(&format!(
                     "  oldest     {} ({})\n  newest     {} ({})\n",
-                    old.0, old.1, new.0, new.1
+                    old.0,
+                    crate::base::time::iso_minute(old.1),
+                    new.0,
+                    crate::base::time::iso_minute(new.1)
                 ));
             }
             out.push_str(&format!(

@@ -260,3 +260,17 @@ fn list_limits_and_filters_by_tag_and_role_and_names_a_missing_category() {
         .stderr(predicates::str::contains("decisions"));
     env.mem(["list", "-n", "0"]).assert().code(2);
 }
+
+#[test]
+fn inspect_and_stats_show_dates_a_person_reads() {
+    let env = Env::with_fixture("demo");
+    let shown = env.stdout(["inspect", "rules/deploy-pnpm"]);
+    let line = shown.lines().find(|l| l.trim_start().starts_with("created")).unwrap();
+    assert!(line.trim_end().ends_with('Z') && line.contains("-0"), "{line}");
+    let stats = env.stdout(["stats"]);
+    let oldest = stats.lines().find(|l| l.trim_start().starts_with("oldest")).unwrap();
+    assert!(oldest.trim_end().ends_with("Z)"), "{oldest}");
+    for text in [&shown, &stats] {
+        assert!(!text.split(|c: char| !c.is_ascii_digit()).any(|n| n.len() == 13), "{text}");
+    }
+}
