@@ -11,6 +11,31 @@ use serde::Serialize;
 use crate::base::text::terminal_safe;
 use crate::settings::Context;
 
+/// The columns human output may use: `$COLUMNS` when set, else the
+/// terminal's width; None when standard output is not a terminal (a pipe
+/// or a file gets each field on one line, never cut).
+pub fn width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+        return (n > 0).then_some(n);
+    }
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        rustix::termios::tcgetwinsize(std::io::stdout())
+            .ok()
+            .map(|w| usize::from(w.ws_col))
+            .filter(|&n| n > 0)
+            .or(Some(80))
+    }
+    #[cfg(not(unix))]
+    {
+        Some(80)
+    }
+}
+
 /// What a command hands to the output layer.
 pub trait Report: Serialize {
     /// The text shown to a person.

@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use unicode_segmentation::UnicodeSegmentation;
 
 use crate::base::error::Result;
 use crate::base::text::flat;
@@ -273,7 +272,8 @@ impl crate::output::Report for Report {
             out.push_str(&head);
             out.push('\n');
             out.push_str(&format!("  {}\n", style.bold(&mark(&flat(&f.title)))));
-            for line in wrap(&flat(&f.summary), 76, 2) {
+            let width = crate::output::width().map(|w| w.saturating_sub(4).max(20));
+            for line in wrap(&flat(&f.summary), width, 2) {
                 out.push_str(&format!("  {}\n", mark(&line)));
             }
             if let Some(e) = &f.explanation {
@@ -333,12 +333,40 @@ fn columns(c: char) -> usize {
     }
 }
 
-/// Wrap `text` into at most `max_lines` lines of `width` columns, ending in `…` if cut.
-fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
+/// The units a line may break between: a run of Latin text (`--max-old-space-size`
+/// stays whole), one CJK character, or a run of spaces.
+fn units(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let breaks = c.is_whitespace() || crate::base::text::is_cjk(c);
+        match (breaks, start) {
+            (false, None) => start = Some(i),
+            (false, Some(_)) => {}
+            (true, Some(s)) => {
+                out.push(&text[s..i]);
+                start = None;
+                out.push(&text[i..i + c.len_utf8()]);
+            }
+            (true, None) => out.push(&text[i..i + c.len_utf8()]),
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+/// Wrap `text` into at most `max_lines` lines of `width` columns, ending in
+/// `…` if cut; with no width (not a terminal), one line, whole.
+fn wrap(text: &str, width: Option<usize>, max_lines: usize) -> Vec<String> {
+    let Some(width) = width else {
+        return if text.is_empty() { Vec::new() } else { vec![text.to_string()] };
+    };
     let mut lines = vec![String::new()];
     let mut used = 0;
-    for word in text.split_word_bounds() {
-        let w: usize = word.chars().map(columns).sum();
+    for unit in units(text) {
+        let w: usize = unit.chars().map(columns).sum();
         if used + w > width && used > 0 {
             if lines.len() == max_lines {
                 let last = lines.last_mut().expect("one line");
@@ -346,13 +374,15 @@ fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
                 last.push('…');
                 return lines;
             }
+            let last = lines.last_mut().expect("one line");
+            last.truncate(last.trim_end().len());
             lines.push(String::new());
             used = 0;
-            if word.trim().is_empty() {
+            if unit.trim().is_empty() {
                 continue;
             }
         }
-        lines.last_mut().expect("one line").push_str(word);
+        lines.last_mut().expect("one line").push_str(unit);
         used += w;
     }
     lines.retain(|l| !l.is_empty());
@@ -366,14 +396,25 @@ mod tests {
     #[test]
     fn wrap_fits_80_columns_counting_cjk_as_two() {
         let text = "部署脚本用 pnpm 而不是 npm，".repeat(10);
-        let lines = wrap(&text, 76, 2);
+        let lines = wrap(&text, Some(76), 2);
         assert_eq!(lines.len(), 2);
         for l in &lines {
             assert!(l.chars().map(columns).sum::<usize>() <= 77, "{l}");
         }
         assert!(lines[1].ends_with('…'));
-        assert_eq!(wrap("short", 76, 2), ["short"]);
-        assert!(wrap("", 76, 2).is_empty());
+        assert_eq!(wrap("short", Some(76), 2), ["short"]);
+        assert!(wrap("", Some(76), 2).is_empty());
+        assert!(wrap("", None, 2).is_empty());
+        let long = "word ".repeat(40);
+        assert_eq!(wrap(&long, None, 2), std::slice::from_ref(&long), "no width: one line, whole");
+        let flag = "run node with --max-old-space-size=4096 on CI";
+        for width in 10..40 {
+            let lines = wrap(flag, Some(width), 9);
+            assert!(
+                lines.iter().any(|l| l.contains("--max-old-space-size=4096")),
+                "{width}: {lines:?}"
+            );
+        }
     }
 
     #[test]

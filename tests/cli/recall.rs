@@ -153,16 +153,31 @@ fn english_word_forms_meet() {
 }
 
 #[test]
-fn human_output_has_path_title_and_age_within_80_columns() {
+fn human_output_fits_the_terminal_and_a_pipe_gets_whole_lines() {
     let env = Env::with_fixture("demo");
-    let text = env.stdout(["recall", "-n", "3", "部署"]);
+    let cols = |line: &str| -> usize {
+        line.chars().map(|c| if (c as u32) >= 0x1100 { 2 } else { 1 }).sum()
+    };
+    let text = env.stdout_with(["recall", "-n", "3", "部署"], &[("COLUMNS", "80")]);
     assert!(text.starts_with("rules/deploy-pnpm.md  project · "), "{text}");
     assert!(text.contains(" ago\n"), "{text}");
     assert!(!text.contains('\x1b'), "no colour when piped");
     for line in text.lines() {
-        let cols: usize = line.chars().map(|c| if (c as u32) >= 0x1100 { 2 } else { 1 }).sum();
-        assert!(cols <= 80, "{cols} columns: {line}");
+        assert!(cols(line) <= 80, "{} columns: {line}", cols(line));
+        assert_eq!(line, line.trim_end(), "no trailing space");
     }
+    // A wide terminal is used; a flag is never split.
+    env.write(
+        "facts/node-memory.md",
+        "---\nsummary: zebrafish CI runs node with --max-old-space-size=4096 and the build still needs more memory on the large runners every night\n---\nbody\n",
+    );
+    let wide = env.stdout_with(["recall", "-n", "1", "zebrafish"], &[("COLUMNS", "200")]);
+    assert!(wide.lines().any(|l| cols(l) > 100), "{wide}");
+    let narrow = env.stdout_with(["recall", "-n", "1", "zebrafish"], &[("COLUMNS", "40")]);
+    assert!(narrow.contains("--max-old-space-size=4096"), "{narrow}");
+    // A pipe gets the summary on one line, whole.
+    let piped = env.stdout(["recall", "-n", "1", "zebrafish"]);
+    assert!(piped.contains("every night\n"), "{piped}");
     let zh = env.mem(["recall", "-n", "1", "部署"]).env("LANG", "zh_CN.UTF-8").output().unwrap();
     assert!(String::from_utf8_lossy(&zh.stdout).contains("前\n"));
 }
