@@ -14,7 +14,6 @@ use crate::settings::Context;
 use crate::store::write::write_atomic;
 
 const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
-const PREVIOUS: &str = "pre-commit.before-mem";
 const BEGIN: &str = "# >>> mem: generated memory files >>>";
 const END: &str = "# <<< mem <<<";
 
@@ -57,7 +56,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 .map_err(|e| Error::input(format!("cannot locate mem: {e}")))?;
             // .gitattributes first: a refusal there leaves nothing half done.
             let attributes = edit_attributes(&top, &memory, true)?;
-            done.push(install_hook(&hooks, &exe, project_rel.as_deref().unwrap_or("."))?);
+            for name in HOOKS {
+                done.push(install_hook(&hooks, name, &exe, project_rel.as_deref().unwrap_or("."))?);
+            }
             done.push(attributes);
             let driver =
                 format!("{} merge-driver %O %A %B %P", sh_quote(&exe.display().to_string()));
@@ -66,7 +67,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             done.push("registered the `mem` merge driver in .git/config".into());
         }
         Action::Uninstall => {
-            done.push(uninstall_hook(&hooks)?);
+            for name in HOOKS {
+                done.push(uninstall_hook(&hooks, name)?);
+            }
             done.push(edit_attributes(&top, &memory, false)?);
             let _ = git(&top, &["config", "--remove-section", "merge.mem"]);
             done.push("removed the `mem` merge driver from .git/config".into());
@@ -93,24 +96,52 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn install_hook(hooks: &Path, exe: &Path, project: &str) -> Result<String> {
-    let hook = hooks.join("pre-commit");
-    let script = format!(
-        "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{PREVIOUS}\" ]; then\n  \"$here/{PREVIOUS}\" \"$@\" || exit $?\nfi\n\
-         MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n\
-         \"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n",
+/// The hooks `mem hook install` adds: the pre-commit check, and a refresh
+/// after anything that changes the checked-out files (a merge, a rebase or
+/// cherry-pick, a checkout), so the generated files are never left stale
+/// by a line git merged without asking the merge driver.
+const HOOKS: [&str; 4] = ["pre-commit", "post-merge", "post-rewrite", "post-checkout"];
+
+/// What hook `name` runs, after the hook it replaced (kept as
+/// `<name>.before-mem`, run first).
+fn hook_script(name: &str, exe: &Path, project: &str) -> String {
+    let previous = format!("{name}.before-mem");
+    let run = match name {
+        "pre-commit" => "\"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n".to_string(),
+        // Never fails the git command that ran it: the tree is refreshed,
+        // or it says how to do it by hand.
+        // In the middle of a rebase the tree is git's to change: the
+        // post-rewrite hook refreshes it once the rebase is done.
+        _ => "git_dir=\"$(git rev-parse --git-dir)\"\n\
+              if [ -d \"$git_dir/rebase-merge\" ] || [ -d \"$git_dir/rebase-apply\" ]; then exit 0; fi\n\
+              \"$MEM\" --project {project} --project-only compile >/dev/null || \
+              echo \"mem: could not refresh the memory indexes; run 'mem compile'\" >&2\nexit 0\n"
+            .to_string(),
+    };
+    let run = run.replace("{project}", &sh_quote(project));
+    format!(
+        "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{previous}\" ]; then\n  \"$here/{previous}\" \"$@\" || exit $?\nfi\n\
+         MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n{run}",
         exe = sh_quote(&exe.display().to_string()),
-        project = sh_quote(project),
-    );
+    )
+}
+
+fn install_hook(hooks: &Path, name: &str, exe: &Path, project: &str) -> Result<String> {
+    let hook = hooks.join(name);
+    let script = hook_script(name, exe, project);
+    let what = match name {
+        "pre-commit" => "the pre-commit hook (runs `mem compile --check --staged`)",
+        "post-merge" => "the post-merge hook (runs `mem compile`)",
+        "post-rewrite" => "the post-rewrite hook (runs `mem compile` after a rebase or amend)",
+        _ => "the post-checkout hook (runs `mem compile`)",
+    };
     let existing = fs::read_to_string(&hook).ok();
     let note = match existing.as_deref() {
-        Some(text) if text == script => return Ok("pre-commit hook already installed".into()),
+        Some(text) if text == script => return Ok(format!("{name} hook already installed")),
         // An earlier mem's hook: replaced, the chain to a previous hook kept.
-        Some(text) if text.contains(MARK) => {
-            "updated the pre-commit hook (runs `mem compile --check --staged`)".into()
-        }
+        Some(text) if text.contains(MARK) => format!("updated {what}"),
         _ if existing.is_some() || hook.exists() => {
-            let previous = hooks.join(PREVIOUS);
+            let previous = hooks.join(format!("{name}.before-mem"));
             if previous.exists() {
                 return Err(Error::input(format!(
                     "{} exists; not overwriting it",
@@ -119,9 +150,9 @@ fn install_hook(hooks: &Path, exe: &Path, project: &str) -> Result<String> {
                 .hint("move it away, then run `mem hook install` again"));
             }
             fs::rename(&hook, &previous).map_err(|e| Error::io(&hook, e))?;
-            format!("added the pre-commit hook; your previous hook runs first, from {PREVIOUS}")
+            format!("added {what}; your previous {name} hook runs first, from {name}.before-mem")
         }
-        _ => String::from("added the pre-commit hook (runs `mem compile --check --staged`)"),
+        _ => format!("added {what}"),
     };
     write_atomic(hooks, &hook, script.as_bytes())?;
     make_executable(&hook)?;
@@ -134,18 +165,18 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-fn uninstall_hook(hooks: &Path) -> Result<String> {
-    let hook = hooks.join("pre-commit");
+fn uninstall_hook(hooks: &Path, name: &str) -> Result<String> {
+    let hook = hooks.join(name);
     if !fs::read_to_string(&hook).is_ok_and(|t| t.contains(MARK)) {
-        return Ok("no mem pre-commit hook to remove".into());
+        return Ok(format!("no mem {name} hook to remove"));
     }
     fs::remove_file(&hook).map_err(|e| Error::io(&hook, e))?;
-    let previous = hooks.join(PREVIOUS);
+    let previous = hooks.join(format!("{name}.before-mem"));
     if previous.exists() {
         fs::rename(&previous, &hook).map_err(|e| Error::io(&previous, e))?;
-        return Ok("removed the pre-commit hook and put your previous one back".into());
+        return Ok(format!("removed the {name} hook and put your previous one back"));
     }
-    Ok("removed the pre-commit hook".into())
+    Ok(format!("removed the {name} hook"))
 }
 
 #[cfg(unix)]

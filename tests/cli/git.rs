@@ -224,3 +224,42 @@ fn a_fresh_root_passes_its_own_checks_and_the_hook() {
         assert!(!context.contains("every project"), "{context}");
     }
 }
+
+#[test]
+fn after_a_merge_a_rebase_or_a_checkout_the_tree_is_fresh() {
+    let env = repo();
+    let work = env.work();
+    // Two branches each add one memory to the same category: both change
+    // the registry's count line the same way, so git merges it without
+    // asking the merge driver, and the count is off by one.
+    ok(&env, &work, &["checkout", "-q", "-b", "side"]);
+    env.mem(["remember", "decisions/side", "Decision from the side branch."]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "side adds one"]);
+    ok(&env, &work, &["checkout", "-q", "main"]);
+    env.mem(["compile", "--check"]).assert().success();
+    env.mem(["remember", "decisions/main", "Decision from main."]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "main adds one"]);
+    ok(&env, &work, &["merge", "-q", "--no-edit", "side"]);
+    env.mem(["compile", "--check"]).assert().success();
+    let root = env.read("ROOT.md");
+    assert!(root.contains("| Decisions and the reasons behind them | 3 |"), "{root}");
+    ok(&env, &work, &["commit", "-q", "-am", "the merged registry, refreshed"]);
+
+    // A rebase and a branch checkout leave it fresh too.
+    ok(&env, &work, &["checkout", "-q", "-b", "other", "HEAD~1"]);
+    env.mem(["compile", "--check"]).assert().success();
+    ok(&env, &work, &["checkout", "-q", "side"]);
+    env.mem(["remember", "facts/rebased", "A fact on the side branch."]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "side adds a fact"]);
+    ok(&env, &work, &["rebase", "-q", "main"]);
+    env.mem(["compile", "--check"]).assert().success();
+
+    // Uninstall removes every hook it added.
+    env.mem(["hook", "uninstall"]).assert().success();
+    for name in ["pre-commit", "post-merge", "post-rewrite", "post-checkout"] {
+        assert!(!work.join(".git/hooks").join(name).exists(), "{name}");
+    }
+}
