@@ -164,7 +164,11 @@ fn read_one(
         Ok(Some(text)) => text,
         Ok(None) => return None,
         Err(e) => {
-            out.push(finding(None, e.message, e.hint.as_deref().unwrap_or("")));
+            // The finding names the file already.
+            let prefix = format!("{}: ", f.path.display());
+            let message = e.message.strip_prefix(&prefix).map(str::to_string);
+            let hint = e.hint.as_deref().unwrap_or("");
+            out.push(finding(None, message.unwrap_or(e.message), hint));
             return None;
         }
     };

@@ -181,8 +181,16 @@ pub fn text(root: &Path, path: &Path) -> crate::base::error::Result<Option<Strin
     match read_text(root, path, Links::Inside, limit(path)) {
         Ok(text) => Ok(Some(text)),
         Err(Some(Refusal::Missing)) => Ok(None),
-        Err(Some(why)) => Err(Error::input(format!("{}: {why}", path.display()))
-            .hint("replace it with a regular file inside the memory root")),
+        Err(Some(why)) => {
+            let hint = match why {
+                Refusal::TooBig { .. } => {
+                    "shorten it: keep the details in a document in the repository and link to it"
+                }
+                Refusal::Io(_) => "check the file's permissions",
+                _ => "replace it with a regular file inside the memory root",
+            };
+            Err(Error::input(format!("{}: {why}", path.display())).hint(hint))
+        }
         Err(None) => Err(Error::input(format!("{} is not valid UTF-8", path.display()))
             .hint("save it as UTF-8; mem left it as it is")),
     }

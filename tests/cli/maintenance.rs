@@ -384,3 +384,16 @@ fn clean_keeps_both_ends_of_a_supersede_link_so_lint_still_passes() {
     let said = String::from_utf8_lossy(&lint.stdout);
     assert!(!said.contains("supersede"), "{said}");
 }
+
+#[test]
+fn lint_reports_a_file_too_big_to_read_once_with_a_fix_that_fits() {
+    let env = Env::with_fixture("demo");
+    env.write("facts/huge.md", &format!("---\nsummary: big\n---\n{}", "x".repeat(1_200_000)));
+    let out = env.mem(["lint"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let line = said.lines().find(|l| l.contains("huge.md")).unwrap();
+    assert_eq!(line.matches("huge.md").count(), 1, "{line}");
+    assert!(line.contains("over the 1 MiB limit"), "{line}");
+    assert!(said.contains("shorten it"), "{said}");
+}
