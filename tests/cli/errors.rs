@@ -250,3 +250,17 @@ fn flags_alone_do_not_create_an_empty_memory() {
         .stderr(contains("facts/node-version.md: no such memory to update"));
     assert!(!env.project().join("facts/node-version.md").exists());
 }
+
+#[test]
+fn an_error_under_json_is_json_on_stdout_too() {
+    let env = Env::with_fixture("demo");
+    let out = env.mem(["inspect", "facts/nope", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(v["error"]["message"].as_str().unwrap().contains("facts/nope.md"), "{v}");
+    assert_eq!(v["error"]["exit_code"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("facts/nope.md"));
+    // Without --json, stdout stays empty.
+    let plain = env.mem(["inspect", "facts/nope"]).output().unwrap();
+    assert!(plain.stdout.is_empty());
+}
