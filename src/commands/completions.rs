@@ -31,19 +31,31 @@ pub struct Report {
 }
 
 /// The completion script.
-pub fn run(_ctx: &Context, args: &Args, mut cli: clap::Command) -> Result<Report> {
+pub fn run(ctx: &Context, args: &Args, mut cli: clap::Command) -> Result<Report> {
+    refuse_json(ctx)?;
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cli, "mem", &mut buf);
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
 }
 
 /// The man page.
-pub fn man(_ctx: &Context, _args: &ManArgs, cli: clap::Command) -> Result<Report> {
+pub fn man(ctx: &Context, _args: &ManArgs, cli: clap::Command) -> Result<Report> {
+    refuse_json(ctx)?;
     let mut buf = Vec::new();
     clap_mangen::Man::new(cli)
         .render(&mut buf)
         .map_err(|e| Error::input(format!("cannot render the man page: {e}")))?;
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
+}
+
+/// A shell script or a man page is not JSON: `--json` is refused, not
+/// wrapped around it.
+fn refuse_json(ctx: &Context) -> Result<()> {
+    if ctx.json {
+        return Err(Error::input("--json does not apply here: the output is a script or a page")
+            .hint("drop --json"));
+    }
+    Ok(())
 }
 
 impl crate::output::Report for Report {

@@ -74,6 +74,10 @@ pub struct Report {
 
 /// Export.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    if ctx.json && args.format == Format::Markdown {
+        return Err(Error::input("--json and --format markdown ask for two formats")
+            .hint("choose one: `--format json` is the export's JSON"));
+    }
     let mut memories = Vec::new();
     let mut warnings = Vec::new();
     for root in ctx.read_roots()? {

@@ -264,3 +264,18 @@ fn an_error_under_json_is_json_on_stdout_too() {
     let plain = env.mem(["inspect", "facts/nope"]).output().unwrap();
     assert!(plain.stdout.is_empty());
 }
+
+#[test]
+fn json_never_silently_overrides_another_format() {
+    let env = Env::with_fixture("demo");
+    for args in [
+        &["completions", "bash", "--json"][..],
+        &["man", "--json"],
+        &["context", "--format", "xml", "--json"],
+        &["export", "--format", "markdown", "--json"],
+    ] {
+        env.mem(args).assert().code(2).stderr(contains("--json"));
+    }
+    env.mem(["completions", "bash"]).assert().success();
+    env.mem(["context", "--format", "xml"]).assert().success();
+}

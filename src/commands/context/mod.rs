@@ -96,6 +96,12 @@ pub struct Args {
 
 /// Build the block.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    if ctx.json && args.format == Format::Xml {
+        return Err(crate::base::error::Error::input(
+            "--json and --format xml ask for two formats",
+        )
+        .hint("choose one"));
+    }
     let stdin_query = args.query.as_deref() == Some("-");
     let hook = if stdin_query || args.hook { Some(input::read(stdin_query)?) } else { None };
     let hook = hook.unwrap_or_default();
