@@ -26,4 +26,5 @@ pub mod recall;
 pub mod remember;
 pub mod staged;
 pub mod stats;
+pub mod trash;
 pub mod trust;

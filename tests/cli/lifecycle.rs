@@ -274,3 +274,24 @@ fn inspect_and_stats_show_dates_a_person_reads() {
         assert!(!text.split(|c: char| !c.is_ascii_digit()).any(|n| n.len() == 13), "{text}");
     }
 }
+
+#[test]
+fn trash_lists_what_forget_put_there_newest_first_until_it_is_restored() {
+    let env = Env::with_fixture("demo");
+    env.mem(["trash"]).assert().success().stdout("the trash is empty\n");
+    env.mem(["forget", "facts/db-schema-owners"]).assert().success();
+    env.mem(["forget", "pitfalls/pg-pool-exhaustion"]).assert().success();
+    let listed = env.json(["trash"]);
+    let paths: Vec<&str> =
+        listed["trashed"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.len(), 2, "{listed}");
+    assert!(
+        paths.contains(&"facts/db-schema-owners.md")
+            && paths.contains(&"pitfalls/pg-pool-exhaustion.md")
+    );
+    let human = env.stdout(["trash"]);
+    assert!(human.contains("mem restore facts/db-schema-owners"), "{human}");
+    env.mem(["restore", "facts/db-schema-owners"]).assert().success();
+    let after = env.json(["trash"]);
+    assert_eq!(after["trashed"].as_array().unwrap().len(), 1, "{after}");
+}

@@ -1,0 +1,87 @@
+//! `mem trash`: what `mem forget` and `mem clean --yes` put in each root's
+//! `.trash/`, newest first, each with the command that brings it back.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::base::error::Result;
+use crate::base::time::iso_minute;
+use crate::model::relpath::{check_category, check_slug};
+use crate::model::roots::Scope;
+use crate::output::Style;
+use crate::settings::Context;
+
+/// List the trashed memories of the selected roots.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mem trash\n  mem trash --json\n  mem restore facts/node-version-18"
+)]
+pub struct Args {}
+
+/// One trashed copy.
+#[derive(Debug, Serialize)]
+pub struct Trashed {
+    pub root: Scope,
+    /// The memory it was, `category/slug.md`.
+    pub path: String,
+    /// When it was trashed (epoch ms).
+    pub trashed_at: i64,
+    pub file: PathBuf,
+}
+
+/// The trash of the selected roots.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub trashed: Vec<Trashed>,
+}
+
+/// List `<root>/.trash/<category>/<slug>.<ms>.md`, newest first.
+pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+    let mut trashed = Vec::new();
+    for root in ctx.read_roots()? {
+        let Ok(categories) = std::fs::read_dir(root.dir.join(".trash")) else { continue };
+        for category in categories.flatten() {
+            let name = category.file_name().to_string_lossy().into_owned();
+            if check_category(&name).is_err() {
+                continue;
+            }
+            let Ok(files) = std::fs::read_dir(category.path()) else { continue };
+            for file in files.flatten() {
+                let file_name = file.file_name().to_string_lossy().into_owned();
+                let Some(stem) = file_name.strip_suffix(".md") else { continue };
+                let Some((slug, ms)) = stem.rsplit_once('.') else { continue };
+                let (Ok(ms), Ok(())) = (ms.parse::<i64>(), check_slug(slug)) else { continue };
+                trashed.push(Trashed {
+                    root: root.scope,
+                    path: format!("{name}/{slug}.md"),
+                    trashed_at: ms,
+                    file: file.path(),
+                });
+            }
+        }
+    }
+    trashed.sort_by(|a, b| b.trashed_at.cmp(&a.trashed_at).then_with(|| a.path.cmp(&b.path)));
+    Ok(Report { trashed })
+}
+
+impl crate::output::Report for Report {
+    fn human(&self, style: &Style) -> String {
+        if self.trashed.is_empty() {
+            return "the trash is empty\n".into();
+        }
+        let width = self.trashed.iter().map(|t| t.path.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for t in &self.trashed {
+            let pad = " ".repeat(width - t.path.len());
+            out.push_str(&format!(
+                "{:<8}{}{pad}  trashed {}  mem restore {}\n",
+                t.root.name(),
+                style.path(&t.path),
+                iso_minute(t.trashed_at),
+                t.path.trim_end_matches(".md")
+            ));
+        }
+        out
+    }
+}
