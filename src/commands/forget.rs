@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::model::relpath::RelPath;
-use crate::model::roots::Scope;
+use crate::model::roots::{Root, Scope};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{move_file, trash, trash_dir};
@@ -24,10 +24,21 @@ pub struct Args {
 
 /// Bring back the newest trashed copy of a memory.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  mem restore facts/node-version-18")]
+#[command(
+    after_help = "Examples:\n  mem restore facts/node-version-18\n  mem restore facts/a decisions/b   (all or none)\n  mem trash                          what can be restored"
+)]
 pub struct RestoreArgs {
-    /// The memory, as CATEGORY/SLUG
-    pub path: String,
+    /// The memories, as CATEGORY/SLUG: each is checked before any is moved
+    #[arg(required = true, num_args = 1..)]
+    pub paths: Vec<String>,
+}
+
+/// What `mem restore` brought back.
+#[derive(Debug, Serialize)]
+pub struct Restored {
+    pub restored: Vec<Report>,
+    #[serde(skip)]
+    warnings: Vec<String>,
 }
 
 /// A move between the live tree and the trash.
@@ -85,23 +96,48 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 }
 
 /// Move the newest trashed copy back, refusing to replace a live file.
-pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Report> {
-    let rel = RelPath::parse(&args.path)?;
+pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Restored> {
+    // Every path is checked first: one that cannot be restored moves none.
+    let mut rels = Vec::new();
+    for path in &args.paths {
+        let rel = RelPath::parse(path)?;
+        if !rels.contains(&rel) {
+            check_restorable(ctx, &rel)?;
+            rels.push(rel);
+        }
+    }
+    let restored: Vec<Report> =
+        rels.iter().map(|rel| restore_one(ctx, rel)).collect::<Result<_>>()?;
+    let mut warnings: Vec<String> = restored.iter().flat_map(|r| r.warnings.clone()).collect();
+    warnings.dedup();
+    Ok(Restored { restored, warnings })
+}
+
+/// The root and trashed copy `rel` would come back from; an error naming
+/// the path when there is none, or when a live file is in the way.
+fn check_restorable<'a>(ctx: &'a Context, rel: &RelPath) -> Result<(&'a Root, PathBuf)> {
     let found = ctx
         .read_roots()?
         .into_iter()
-        .find_map(|root| newest_trashed(&trash_dir(&root.dir, &rel), &rel.slug).map(|f| (root, f)));
+        .find_map(|root| newest_trashed(&trash_dir(&root.dir, rel), &rel.slug).map(|f| (root, f)));
     let Some((root, from)) = found else {
         return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
-            .hint("`mem forget` puts memories in <root>/.trash/; check the path"));
+            .hint("`mem trash` lists what can be restored"));
     };
-    let _lock = crate::store::write::lock_root(&root.dir)?;
-    let to = rel.under(&root.dir);
-    if to.symlink_metadata().is_ok() {
+    if rel.under(&root.dir).symlink_metadata().is_ok() {
         return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(
             format!("forget or rename the live file first; the trashed copy is {}", from.display()),
         ));
     }
+    Ok((root, from))
+}
+
+fn restore_one(ctx: &Context, rel: &RelPath) -> Result<Report> {
+    let (root, _) = check_restorable(ctx, rel)?;
+    let _lock = crate::store::write::lock_root(&root.dir)?;
+    // Checked again under the lock: another process may have moved either.
+    let (root, from) = check_restorable(ctx, rel)?;
+    let to = rel.under(&root.dir);
     move_file(&root.dir, &from, &to)?;
     let (compiled, warnings) = refresh(root)?;
     Ok(Report {
@@ -128,6 +164,16 @@ fn newest_trashed(dir: &Path, slug: &str) -> Option<PathBuf> {
         })
         .max()
         .map(|(_, path)| path)
+}
+
+impl crate::output::Report for Restored {
+    fn human(&self, style: &Style) -> String {
+        self.restored.iter().map(|r| r.human(style)).collect()
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
 }
 
 impl crate::output::Report for Report {

@@ -295,3 +295,22 @@ fn trash_lists_what_forget_put_there_newest_first_until_it_is_restored() {
     let after = env.json(["trash"]);
     assert_eq!(after["trashed"].as_array().unwrap().len(), 1, "{after}");
 }
+
+#[test]
+fn restore_brings_back_several_at_once_or_none() {
+    let env = Env::with_fixture("demo");
+    env.mem(["forget", "facts/db-schema-owners"]).assert().success();
+    env.mem(["forget", "pitfalls/pg-pool-exhaustion"]).assert().success();
+    // One path that cannot be restored: nothing moves.
+    env.mem(["restore", "facts/db-schema-owners", "facts/never-was"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("facts/never-was.md: nothing in the trash"));
+    assert!(!env.project().join("facts/db-schema-owners.md").exists());
+    let done = env.json(["restore", "facts/db-schema-owners", "pitfalls/pg-pool-exhaustion"]);
+    assert_eq!(done["restored"].as_array().unwrap().len(), 2, "{done}");
+    assert!(env.project().join("facts/db-schema-owners.md").exists());
+    assert!(env.project().join("pitfalls/pg-pool-exhaustion.md").exists());
+    env.mem(["trash"]).assert().success().stdout("the trash is empty\n");
+    env.mem(["compile", "--check"]).assert().success();
+}
