@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::base::error::Result;
 use crate::commands::{
     clean, compile, completions, context, edit, export, forget, history, hook, import, init,
-    inspect, lint, list, mcp, merge_driver, prompt, recall, remember, stats, trash, trust,
+    inspect, lint, list, mcp, merge_driver, prompt, recall, remember, rename, stats, trash, trust,
 };
 use crate::output::emit;
 use crate::settings::Context;
@@ -80,6 +80,7 @@ pub enum Command {
     Edit(edit::Args),
     Forget(forget::Args),
     Restore(forget::RestoreArgs),
+    Rename(rename::Args),
     /// What `forget` and `clean --yes` put in the trash, newest first
     Trash(trash::Args),
     Context(context::Args),
@@ -133,6 +134,7 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Remember(args) => emit(&ctx, &remember::run(&ctx, args)?),
         Command::Forget(args) => emit(&ctx, &forget::run(&ctx, args)?),
         Command::Restore(args) => emit(&ctx, &forget::restore(&ctx, args)?),
+        Command::Rename(args) => emit(&ctx, &rename::run(&ctx, args)?),
         Command::Trash(args) => emit(&ctx, &trash::run(&ctx, args)?),
         Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
         Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),

@@ -24,6 +24,7 @@ pub mod merge_driver;
 pub mod prompt;
 pub mod recall;
 pub mod remember;
+pub mod rename;
 pub mod staged;
 pub mod stats;
 pub mod trash;

@@ -50,6 +50,7 @@ fn a_changed_root_md_needs_trusting_again_and_untrust_removes_it() {
     env.mem(["context"])
         .assert()
         .stdout(contains("## Hard rules"))
+        .stdout(contains("Held back").not())
         .stdout(contains("held back").not());
     env.mem(["untrust"]).assert().success().stdout(contains("no longer trusted"));
     env.mem(["context"]).assert().stdout(contains("is not trusted"));

@@ -314,3 +314,32 @@ fn restore_brings_back_several_at_once_or_none() {
     env.mem(["trash"]).assert().success().stdout("the trash is empty\n");
     env.mem(["compile", "--check"]).assert().success();
 }
+
+#[test]
+fn rename_moves_the_file_as_it_is_relinks_supersedes_and_keeps_trust() {
+    let env = Env::with_fixture("demo");
+    env.mem(["trust", "--yes"]).assert().success();
+    let before = env.read("decisions/orm-prisma.md");
+    let done = env.json(["rename", "decisions/orm-prisma", "decisions/orm-prisma-2023"]);
+    assert_eq!(done["to"], "decisions/orm-prisma-2023.md");
+    assert_eq!(done["relinked"], serde_json::json!(["decisions/orm-drizzle.md"]));
+    assert!(!env.project().join("decisions/orm-prisma.md").exists());
+    assert_eq!(env.read("decisions/orm-prisma-2023.md"), before, "moved byte for byte");
+    assert!(
+        env.read("decisions/orm-drizzle.md").contains("supersedes: decisions/orm-prisma-2023.md")
+    );
+    env.mem(["lint"]).assert().success();
+    env.mem(["compile", "--check"]).assert().success();
+    // Trust followed both files: nothing is held back, and a hard rule
+    // renamed through mem still reaches the agent.
+    env.mem(["rename", "rules/deploy-pnpm", "rules/deploy-with-pnpm"]).assert().success();
+    let context = env.stdout(["context"]);
+    assert!(!context.to_lowercase().contains("held back"), "{context}");
+    assert!(context.contains("rules/deploy-with-pnpm.md"), "{context}");
+    // Never over another memory, and never a missing one.
+    env.mem(["rename", "decisions/orm-drizzle", "decisions/api-versioning"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("exists"));
+    env.mem(["rename", "facts/nope", "facts/other"]).assert().code(2);
+}

@@ -22,4 +22,6 @@ mod review;
 
 pub use gate::{Gate, RootMd};
 pub use record::{ROOT_MD, Record, digest, load, prose};
-pub use review::{Review, Reviewed, record, review, trust_new_root, untrust, wrote, wrote_root_md};
+pub use review::{
+    Review, Reviewed, record, renamed, review, trust_new_root, untrust, wrote, wrote_root_md,
+};

@@ -172,6 +172,32 @@ pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, n
     });
 }
 
+/// A memory of `project` moved from `from` to `to` through `mem`, its
+/// bytes unchanged: a trusted file stays trusted at its new path; a file
+/// held back stays held back (its new path has no record).
+pub fn renamed(global: &Path, project: &Root, from: &RelPath, to: &RelPath, bytes: &[u8]) {
+    if project.scope != crate::model::roots::Scope::Project {
+        return;
+    }
+    let _ = update(global, project, |record| {
+        let (old, new) = (from.file(), to.file());
+        if record.files.get(&old).is_some_and(|d| *d == digest(bytes)) {
+            record.files.remove(&old);
+            record.resident.remove(&old);
+            record.files.insert(new.clone(), digest(bytes));
+            // Resident or not at its new path (a rule moved out of `rules/`
+            // may no longer be one).
+            let resident =
+                std::str::from_utf8(bytes).ok().and_then(|t| Document::parse(t).ok()).is_some_and(
+                    |doc| Memory::from_document(to.clone(), project.scope, &doc, 0).0.is_resident(),
+                );
+            if resident {
+                record.resident.insert(new);
+            }
+        }
+    });
+}
+
 /// After `mem` rewrote ROOT.md of a trusted `project` from `old` to `new`:
 /// its hand-written text stays trusted if it was.
 pub fn wrote_root_md(global: &Path, project: &Root, old: &str, new: &str) {
