@@ -45,6 +45,9 @@ pub struct Args {
 /// One root's outcome.
 #[derive(Debug, Serialize)]
 pub struct RootReport {
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub dir: PathBuf,
     /// Files written (or, with --check, that would be).

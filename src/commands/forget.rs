@@ -46,6 +46,9 @@ pub struct Restored {
 pub struct Report {
     pub action: &'static str,
     pub path: String,
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub from: PathBuf,
     pub to: PathBuf,

@@ -52,6 +52,9 @@ pub fn root_template(scope: Scope, lang: Lang) -> &'static str {
 /// What init created.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub root: PathBuf,
     pub lang: Lang,

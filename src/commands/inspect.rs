@@ -41,6 +41,9 @@ pub struct SecretFinding {
 /// A root as inspect sees it.
 #[derive(Debug, Serialize)]
 pub struct RootInfo {
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub dir: PathBuf,
     pub exists: bool,

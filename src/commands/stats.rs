@@ -46,6 +46,9 @@ pub struct HitStats {
 /// One root's figures.
 #[derive(Debug, Serialize)]
 pub struct RootStats {
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub dir: PathBuf,
     pub memories: usize,

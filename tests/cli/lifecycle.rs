@@ -210,7 +210,7 @@ fn inspect_overview_counts_categories() {
     let env = Env::with_fixture("demo");
     let v = env.json(["inspect"]);
     let project = &v["roots"][0];
-    assert_eq!(project["scope"], "project");
+    assert_eq!(project["root"], "project");
     assert_eq!(project["memories"], 30);
     assert_eq!(project["categories"]["rules"], 5);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);

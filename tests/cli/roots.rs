@@ -41,7 +41,7 @@ fn project_copy_shadows_global_copy() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["path"].as_str().unwrap().into(), m["scope"].as_str().unwrap().into()))
+        .map(|m| (m["path"].as_str().unwrap().into(), m["root"].as_str().unwrap().into()))
         .collect();
     assert_eq!(
         rows,

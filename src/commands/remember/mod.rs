@@ -35,6 +35,9 @@ use crate::store::write::{save_history, write_atomic};
 pub struct Report {
     pub action: Action,
     pub path: String,
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub file: PathBuf,
     /// Where the previous version was saved, on update.

@@ -22,6 +22,9 @@ pub const SUMMARY_MAX: usize = 140;
 #[derive(Debug, Clone, Serialize)]
 pub struct Memory {
     pub path: RelPath,
+    /// The root it belongs to: `project` or `global` (`root` in JSON,
+    /// as in every command's output).
+    #[serde(rename = "root")]
     pub scope: Scope,
     pub title: String,
     pub kind: String,
