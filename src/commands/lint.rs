@@ -40,6 +40,9 @@ pub struct Finding {
 /// All problems.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// What is wrong, each with its file, line and fix (`problems` in
+    /// JSON, as `list` and `inspect` call what they could not use).
+    #[serde(rename = "problems")]
     pub findings: Vec<Finding>,
 }
 

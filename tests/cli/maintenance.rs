@@ -172,7 +172,7 @@ fn lint_reports_exactly_the_planted_problems() {
     let out = env.mem(["lint", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut got: Vec<(String, String)> = v["findings"]
+    let mut got: Vec<(String, String)> = v["problems"]
         .as_array()
         .unwrap()
         .iter()
