@@ -78,8 +78,11 @@ pub struct Found {
     pub summary: String,
     pub kind: String,
     pub score: f32,
-    /// Query terms the memory matched (normalised tokens).
+    /// The words of the query, as typed, that the memory matched.
     pub matched: Vec<String>,
+    /// The index terms behind them (stems, CJK pieces), for highlighting.
+    #[serde(skip)]
+    pub terms: Vec<String>,
     pub updated: i64,
     pub age: String,
     pub superseded_by: Option<String>,
@@ -171,6 +174,7 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
         explain: args.explain,
     };
     let hits = rank(corpus, docs, &Params::default(), &request);
+    let words_tokenizer = Tokenizer::new();
     if lib.is_damaged() && index::distrust(&roots) {
         // A cache damaged on disk: answer again, once, from the files.
         let mut report = run_all(ctx, args)?;
@@ -195,7 +199,8 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
                 summary: m.summary.clone(),
                 kind: m.kind.clone(),
                 score: hit.score,
-                matched: hit.matched,
+                matched: typed_words(&query, &hit.matched, &words_tokenizer),
+                terms: hit.matched,
                 updated: m.updated,
                 age: relative_age(m.updated, ctx.now_ms, ctx.lang),
                 superseded_by: m.superseded_by.clone(),
@@ -256,7 +261,7 @@ impl crate::output::Report for Report {
         let tokenizer = Tokenizer::new();
         let mut out = String::new();
         for (i, f) in self.results.iter().enumerate() {
-            let matched: HashSet<String> = f.matched.iter().cloned().collect();
+            let matched: HashSet<String> = f.terms.iter().cloned().collect();
             let mark = |text: &str| paint(text, &matched, &tokenizer, style);
             if i > 0 {
                 out.push('\n');
@@ -304,6 +309,20 @@ impl crate::output::Report for Report {
     fn exit_code(&self) -> i32 {
         if self.results.is_empty() { 1 } else { 0 }
     }
+}
+
+/// The words of `query`, as typed, that produced any of `terms`: what a
+/// person reads, not the stems the index keeps (`timezones`, not `timezon`).
+fn typed_words(query: &str, terms: &[String], tokenizer: &Tokenizer) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in query.split_whitespace() {
+        let mut hit = false;
+        tokenizer.tokens(word, |t| hit |= terms.iter().any(|m| m == t));
+        if hit && !out.iter().any(|w| w == word) {
+            out.push(word.to_string());
+        }
+    }
+    out
 }
 
 /// Highlight matched terms (only when colour is on).

@@ -282,3 +282,18 @@ fn results_survive_a_state_file_that_cannot_be_written() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("rules/deploy-pnpm.md"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hit counts not saved"));
 }
+
+#[test]
+fn matched_names_the_words_as_typed_not_the_stems() {
+    let env = Env::with_fixture("demo");
+    let v = env.json(["recall", "--no-track", "timezones", "deploying", "zzzunmatched"]);
+    let results = v["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        for word in r["matched"].as_array().unwrap() {
+            let word = word.as_str().unwrap();
+            assert!(["timezones", "deploying"].contains(&word), "{word} in {r}");
+        }
+    }
+    assert!(results.iter().any(|r| r["matched"] == serde_json::json!(["timezones"])), "{v}");
+}
