@@ -76,10 +76,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 
     // Links to the old path follow it, each written as any update is.
     let mut relinked = Vec::new();
-    let (files, _) = crate::store::scan::walk(root);
     let (old, new) = (from.file(), to.file());
-    for f in files {
-        let Some(text) = crate::store::files::text(&root.dir, &f.path)? else { continue };
+    // The index knows every memory's links: only those naming the old path
+    // are read.
+    let linking = crate::index::scan_root(root).memories.into_iter().filter(|m| {
+        [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old.as_str()))
+    });
+    for m in linking {
+        let (rel, path) = (m.path.clone(), m.path.under(&root.dir));
+        let Some(text) = crate::store::files::text(&root.dir, &path)? else { continue };
         let Ok(before) = Document::parse(&text) else { continue };
         let mut after = before.clone();
         let mut changed = false;
@@ -96,15 +101,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
         if changed {
             let rendered = crate::model::frontmatter::edit::render_over(&text, &before, &after);
-            write_atomic(&root.dir, &f.path, rendered.as_bytes())?;
+            write_atomic(&root.dir, &path, rendered.as_bytes())?;
             crate::store::trust::wrote(
                 &ctx.roots.global.dir,
                 root,
-                &f.rel,
+                &rel,
                 Some(text.as_bytes()),
                 rendered.as_bytes(),
             );
-            relinked.push(f.rel.file());
+            relinked.push(rel.file());
         }
     }
     let (compiled, warnings) = refresh(root)?;
