@@ -40,14 +40,20 @@ pub struct Report {
 pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
     let mut trashed = Vec::new();
     for root in ctx.read_roots()? {
-        let Ok(categories) = std::fs::read_dir(root.dir.join(".trash")) else { continue };
-        for category in categories.flatten() {
+        // Folders and files as they are: a link is never followed out of
+        // the root, and only regular files are trashed copies.
+        let trash = root.dir.join(".trash");
+        if !trash.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let Ok(categories) = std::fs::read_dir(&trash) else { continue };
+        for category in categories.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
             let name = category.file_name().to_string_lossy().into_owned();
             if check_category(&name).is_err() {
                 continue;
             }
             let Ok(files) = std::fs::read_dir(category.path()) else { continue };
-            for file in files.flatten() {
+            for file in files.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_file())) {
                 let file_name = file.file_name().to_string_lossy().into_owned();
                 let Some(stem) = file_name.strip_suffix(".md") else { continue };
                 let Some((slug, ms)) = stem.rsplit_once('.') else { continue };

@@ -520,3 +520,29 @@ fn a_forged_title_stays_on_its_line_in_every_listing() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn trash_lists_only_regular_files_inside_the_root() {
+    let env = Env::with_fixture("demo");
+    let outside = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(outside.join("facts")).unwrap();
+    std::fs::write(outside.join("facts/secret.1.md"), "x").unwrap();
+    std::fs::create_dir_all(env.project().join(".trash/decisions")).unwrap();
+    // A linked category folder, a FIFO and a link where copies should be.
+    std::os::unix::fs::symlink(outside.join("facts"), env.project().join(".trash/facts")).unwrap();
+    let fifo = env.project().join(".trash/decisions/pipe.2.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::os::unix::fs::symlink(
+        outside.join("facts/secret.1.md"),
+        env.project().join(".trash/decisions/link.3.md"),
+    )
+    .unwrap();
+    let listed = env.mem(["trash"]).timeout(std::time::Duration::from_secs(10)).output().unwrap();
+    assert!(listed.status.success());
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "the trash is empty\n");
+    // A linked .trash is passed over whole.
+    std::fs::remove_dir_all(env.project().join(".trash")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.project().join(".trash")).unwrap();
+    env.mem(["trash"]).assert().success().stdout("the trash is empty\n");
+}
