@@ -1,7 +1,6 @@
 //! `mem forget` and `mem restore`: move a memory to the root's `.trash/` and
 //! back. Nothing is deleted; the newest trashed copy is the one restored.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -156,17 +155,8 @@ fn restore_one(ctx: &Context, rel: &RelPath) -> Result<Report> {
 
 /// The trashed `<slug>.<ms>.md` with the largest `ms`.
 fn newest_trashed(dir: &Path, slug: &str) -> Option<PathBuf> {
-    let prefix = format!("{slug}.");
-    fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let ms: i64 = name.strip_prefix(&prefix)?.strip_suffix(".md")?.parse().ok()?;
-            Some((ms, e.path()))
-        })
-        .max()
-        .map(|(_, path)| path)
+    let copies = crate::store::write::trashed_in(dir).into_iter().filter(|t| t.slug == slug);
+    copies.max_by_key(|t| (t.at_ms, t.path.clone())).map(|t| t.path)
 }
 
 impl crate::output::Report for Restored {

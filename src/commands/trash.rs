@@ -11,6 +11,7 @@ use crate::model::relpath::{check_category, check_slug};
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
+use crate::store::write::trashed_in;
 
 /// List the trashed memories of the selected roots.
 #[derive(Debug, clap::Args)]
@@ -47,22 +48,19 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
             continue;
         }
         let Ok(categories) = std::fs::read_dir(&trash) else { continue };
-        for category in categories.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+        for category in categories.flatten() {
             let name = category.file_name().to_string_lossy().into_owned();
             if check_category(&name).is_err() {
                 continue;
             }
-            let Ok(files) = std::fs::read_dir(category.path()) else { continue };
-            for file in files.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_file())) {
-                let file_name = file.file_name().to_string_lossy().into_owned();
-                let Some(stem) = file_name.strip_suffix(".md") else { continue };
-                let Some((slug, ms)) = stem.rsplit_once('.') else { continue };
-                let (Ok(ms), Ok(())) = (ms.parse::<i64>(), check_slug(slug)) else { continue };
+            for copy in
+                trashed_in(&category.path()).into_iter().filter(|c| check_slug(&c.slug).is_ok())
+            {
                 trashed.push(Trashed {
                     root: root.scope,
-                    path: format!("{name}/{slug}.md"),
-                    trashed_at: ms,
-                    file: file.path(),
+                    path: format!("{name}/{}.md", copy.slug),
+                    trashed_at: copy.at_ms,
+                    file: copy.path,
                 });
             }
         }

@@ -541,6 +541,14 @@ fn trash_lists_only_regular_files_inside_the_root() {
     let listed = env.mem(["trash"]).timeout(std::time::Duration::from_secs(10)).output().unwrap();
     assert!(listed.status.success());
     assert_eq!(String::from_utf8_lossy(&listed.stdout), "the trash is empty\n");
+    // Nor is a FIFO or a link ever restored into the live tree.
+    for slug in ["decisions/pipe", "decisions/link"] {
+        env.mem(["restore", slug])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("nothing in the trash"));
+    }
+    assert!(env.project().join("decisions/pipe.md").symlink_metadata().is_err());
     // A linked .trash is passed over whole.
     std::fs::remove_dir_all(env.project().join(".trash")).unwrap();
     std::os::unix::fs::symlink(&outside, env.project().join(".trash")).unwrap();

@@ -223,6 +223,34 @@ pub fn trash_dir(root: &Path, rel: &RelPath) -> PathBuf {
     root.join(".trash").join(&rel.category)
 }
 
+/// One trashed copy: `<slug>.<ms>.md` in a trash folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trashed {
+    pub slug: String,
+    /// When it was trashed (epoch ms).
+    pub at_ms: i64,
+    pub path: PathBuf,
+}
+
+/// The trashed copies in `dir` (a `.trash/<category>/` folder): regular
+/// files named `<slug>.<ms>.md` only. A link, a FIFO or a folder is never a
+/// copy, and a linked `dir` holds none.
+pub fn trashed_in(dir: &Path) -> Vec<Trashed> {
+    if !dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let (slug, ms) = name.strip_suffix(".md")?.rsplit_once('.')?;
+            Some(Trashed { slug: slug.to_string(), at_ms: ms.parse().ok()?, path: e.path() })
+        })
+        .collect()
+}
+
 /// Move a memory file to `.trash/<category>/<slug>.<ms>.md` (the first free
 /// `ms` from `now_ms` on); returns where it went.
 pub fn trash(root: &Path, rel: &RelPath, now_ms: i64) -> Result<PathBuf> {
