@@ -97,10 +97,13 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
 }
 
 /// The hooks `mem hook install` adds: the pre-commit check, and a refresh
-/// after anything that changes the checked-out files (a merge, a rebase or
-/// cherry-pick, a checkout), so the generated files are never left stale
-/// by a line git merged without asking the merge driver.
-const HOOKS: [&str; 4] = ["pre-commit", "post-merge", "post-rewrite", "post-checkout"];
+/// after anything that changes the checked-out files (a merge or pull, a
+/// rebase or amend, a cherry-pick or revert, a checkout), so the generated
+/// files are never left stale by a line git merged without asking the
+/// merge driver (two branches that each add a memory to one category both
+/// change its count line the same way).
+const HOOKS: [&str; 5] =
+    ["pre-commit", "post-merge", "post-rewrite", "post-checkout", "post-commit"];
 
 /// What hook `name` runs, after the hook it replaced (kept as
 /// `<name>.before-mem`, run first).
@@ -110,10 +113,15 @@ fn hook_script(name: &str, exe: &Path, project: &str) -> String {
         "pre-commit" => "\"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n".to_string(),
         // Never fails the git command that ran it: the tree is refreshed,
         // or it says how to do it by hand.
-        // In the middle of a rebase the tree is git's to change: the
-        // post-rewrite hook refreshes it once the rebase is done.
+        // In the middle of a rebase, or of a cherry-pick or revert of
+        // several commits, the tree is git's to change: the post-rewrite
+        // hook refreshes it once the rebase is done (its argument is then
+        // `rebase`: git runs it before removing its rebase folder), the
+        // post-commit hook of a sequence's last commit (one line left in
+        // its to-do).
         _ => "git_dir=\"$(git rev-parse --git-dir)\"\n\
-              if [ -d \"$git_dir/rebase-merge\" ] || [ -d \"$git_dir/rebase-apply\" ]; then exit 0; fi\n\
+              if [ \"$1\" != rebase ] && { [ -d \"$git_dir/rebase-merge\" ] || [ -d \"$git_dir/rebase-apply\" ]; }; then exit 0; fi\n\
+              if [ -f \"$git_dir/sequencer/todo\" ] && [ \"$(grep -c '^[a-z]' \"$git_dir/sequencer/todo\")\" -gt 1 ]; then exit 0; fi\n\
               \"$MEM\" --project {project} --project-only compile >/dev/null || \
               echo \"mem: could not refresh the memory indexes; run 'mem compile'\" >&2\nexit 0\n"
             .to_string(),
@@ -133,6 +141,7 @@ fn install_hook(hooks: &Path, name: &str, exe: &Path, project: &str) -> Result<S
         "pre-commit" => "the pre-commit hook (runs `mem compile --check --staged`)",
         "post-merge" => "the post-merge hook (runs `mem compile`)",
         "post-rewrite" => "the post-rewrite hook (runs `mem compile` after a rebase or amend)",
+        "post-commit" => "the post-commit hook (runs `mem compile` after a cherry-pick or revert)",
         _ => "the post-checkout hook (runs `mem compile`)",
     };
     let existing = fs::read_to_string(&hook).ok();

@@ -259,7 +259,69 @@ fn after_a_merge_a_rebase_or_a_checkout_the_tree_is_fresh() {
 
     // Uninstall removes every hook it added.
     env.mem(["hook", "uninstall"]).assert().success();
-    for name in ["pre-commit", "post-merge", "post-rewrite", "post-checkout"] {
+    for name in ["pre-commit", "post-merge", "post-rewrite", "post-checkout", "post-commit"] {
         assert!(!work.join(".git/hooks").join(name).exists(), "{name}");
     }
+}
+
+/// `branch` gets one more memory in `decisions/`, committed.
+fn add_on(env: &Env, dir: &Path, branch: &str, slug: &str) {
+    ok(env, dir, &["checkout", "-q", branch]);
+    env.mem([
+        "--project",
+        dir.to_str().unwrap(),
+        "remember",
+        &format!("decisions/{slug}"),
+        "A decision.",
+    ])
+    .assert()
+    .success();
+    ok(env, dir, &["add", "-A"]);
+    ok(env, dir, &["commit", "-q", "-m", slug]);
+}
+
+#[test]
+fn after_a_cherry_pick_of_one_or_several_commits_the_tree_is_fresh() {
+    let env = repo();
+    let work = env.work();
+    ok(&env, &work, &["branch", "side"]);
+    add_on(&env, &work, "side", "s1");
+    add_on(&env, &work, "side", "s2");
+    add_on(&env, &work, "main", "m1");
+    // Each pick adds to the category main added to: the count line is the
+    // same on both sides, so git takes it as it is and it is one short.
+    ok(&env, &work, &["cherry-pick", "side~1"]);
+    env.mem(["compile", "--check"]).assert().success();
+    assert!(env.read("ROOT.md").contains("| Decisions and the reasons behind them | 3 |"));
+    ok(&env, &work, &["commit", "-q", "-am", "refreshed"]);
+    ok(&env, &work, &["reset", "-q", "--hard", "HEAD~2"]);
+    // Several commits: the tree is git's until the last one is in.
+    ok(&env, &work, &["cherry-pick", "side~1", "side"]);
+    env.mem(["compile", "--check"]).assert().success();
+    assert!(env.read("ROOT.md").contains("| Decisions and the reasons behind them | 4 |"));
+    // A revert of one of them.
+    ok(&env, &work, &["commit", "-q", "-am", "refreshed"]);
+    ok(&env, &work, &["revert", "--no-edit", "HEAD~1"]);
+    env.mem(["compile", "--check"]).assert().success();
+}
+
+#[test]
+fn after_a_pull_that_merges_or_rebases_the_tree_is_fresh() {
+    let env = repo();
+    let work = env.work();
+    let clone = env.tmp.path().join("clone");
+    ok(&env, env.tmp.path(), &["clone", "-q", work.to_str().unwrap(), "clone"]);
+    // A clone has no hooks until it installs them.
+    env.mem(["--project", clone.to_str().unwrap(), "hook", "install"]).assert().success();
+    add_on(&env, &work, "main", "upstream");
+    add_on(&env, &clone, "main", "local");
+    ok(&env, &clone, &["pull", "-q", "--no-rebase", "--no-edit"]);
+    env.mem(["--project", clone.to_str().unwrap(), "compile", "--check"]).assert().success();
+    ok(&env, &clone, &["commit", "-q", "-am", "refreshed"]);
+    add_on(&env, &work, "main", "upstream2");
+    add_on(&env, &clone, "main", "local2");
+    ok(&env, &clone, &["pull", "-q", "--rebase"]);
+    env.mem(["--project", clone.to_str().unwrap(), "compile", "--check"]).assert().success();
+    let root = std::fs::read_to_string(clone.join(".memory/ROOT.md")).unwrap();
+    assert!(root.contains("| Decisions and the reasons behind them | 5 |"), "{root}");
 }
