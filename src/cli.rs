@@ -80,6 +80,7 @@ pub enum Command {
     Edit(edit::Args),
     Forget(forget::Args),
     Restore(forget::RestoreArgs),
+    #[command(visible_alias = "mv")]
     Rename(rename::Args),
     /// What `forget` and `clean --yes` put in the trash, newest first
     Trash(trash::Args),

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::commands::compile::refresh;
+use crate::commands::filter::Filter;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
@@ -19,7 +20,7 @@ use crate::base::time::DAY_MS;
 /// List (or, with --yes, trash) stale, unused memories.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem clean                       dry run: what would go, and why\n  mem clean --max-age-days 90 --max-hits 1\n  mem clean --category facts --yes"
+    after_help = "Examples:\n  mem clean                       dry run: what would go, and why\n  mem clean --max-age-days 90 --max-hits 1\n  mem clean --category facts --yes\n  mem clean -n 20 --yes           the 20 longest unchanged"
 )]
 pub struct Args {
     /// Candidates were not updated for this many days
@@ -28,12 +29,17 @@ pub struct Args {
     /// Candidates were recalled at most this many times
     #[arg(long, default_value_t = 0)]
     pub max_hits: u64,
-    /// Only this category
-    #[arg(long, short)]
-    pub category: Option<String>,
+    #[command(flatten)]
+    pub filter: Filter,
+    /// At most this many candidates, the longest unchanged first
+    #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
     /// Move the candidates to .trash/ (restorable with `mem restore`)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dry_run")]
     pub yes: bool,
+    /// Only list the candidates (what `mem clean` does without --yes)
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// One eviction candidate.
@@ -57,12 +63,19 @@ pub struct Report {
 
 /// Find and, with --yes, trash the candidates.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let mut candidates = Vec::new();
-    let mut warnings = Vec::new();
-    for root in ctx.read_roots()? {
-        let _lock = if args.yes { Some(crate::store::write::lock_root(&root.dir)?) } else { None };
+    let roots = ctx.read_roots()?;
+    args.filter.check_category(&roots)?;
+    // Every root locked before anything is chosen, until all is moved.
+    let mut locks = Vec::new();
+    if args.yes {
+        for root in &roots {
+            locks.push(crate::store::write::lock_root(&root.dir)?);
+        }
+    }
+    // (root index, updated, candidate)
+    let mut found: Vec<(usize, i64, Candidate)> = Vec::new();
+    for (at, root) in roots.iter().enumerate() {
         let hits = state::load(&root.dir).0.hits;
-        let mut moved = false;
         // Read from the files, not the index: a dry run writes nothing.
         let (files, _) = crate::store::scan::walk(root);
         let memories = crate::store::scan::load_files(root.scope, &files).memories;
@@ -82,24 +95,33 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 && !linked.contains(&m.file())
                 && age_days >= i64::from(args.max_age_days)
                 && count <= args.max_hits
-                && args.category.as_ref().is_none_or(|c| &m.path.category == c);
-            if !eligible {
-                continue;
+                && args.filter.matches(&m);
+            if eligible {
+                let reason = format!("not updated for {age_days} days, recalled {count} time(s)");
+                let c = Candidate { root: root.scope, path: m.file(), reason, trashed: None };
+                found.push((at, m.updated, c));
             }
-            let reason = format!("not updated for {age_days} days, recalled {count} time(s)");
-            let trashed = if args.yes {
-                let to = trash(&root.dir, &m.path, ctx.now_ms)?;
-                moved = true;
-                Some(to)
-            } else {
-                None
-            };
-            candidates.push(Candidate { root: root.scope, path: m.file(), reason, trashed });
-        }
-        if moved {
-            warnings.extend(refresh(root)?.1);
         }
     }
+    found.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)).then(a.2.path.cmp(&b.2.path)));
+    if let Some(limit) = args.limit {
+        found.truncate(limit as usize);
+    }
+    let mut warnings = Vec::new();
+    let mut moved = vec![false; roots.len()];
+    let mut candidates = Vec::new();
+    for (at, _, mut c) in found {
+        if args.yes {
+            let rel = crate::model::relpath::RelPath::parse(&c.path)?;
+            c.trashed = Some(trash(&roots[at].dir, &rel, ctx.now_ms)?);
+            moved[at] = true;
+        }
+        candidates.push(c);
+    }
+    for (root, _) in roots.iter().zip(&moved).filter(|(_, m)| **m) {
+        warnings.extend(refresh(root)?.1);
+    }
+    drop(locks);
     Ok(Report { dry_run: !args.yes, candidates, warnings })
 }
 

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
+use crate::commands::filter::Filter;
 use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
@@ -22,7 +24,7 @@ pub const SCHEMA: &str = "mem-export/1";
 /// Export every memory of the selected roots.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem export > memory.json\n  mem export --format markdown --output memory.md\n  mem --global export --output global.json"
+    after_help = "Examples:\n  mem export > memory.json\n  mem export --format markdown --output memory.md\n  mem --global export --output global.json\n  mem export --tag postgres --format markdown"
 )]
 pub struct Args {
     /// json (one document, for import) or markdown (one readable file)
@@ -31,6 +33,8 @@ pub struct Args {
     /// Write to this file instead of stdout
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: Filter,
 }
 
 /// Export formats.
@@ -80,7 +84,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let mut memories = Vec::new();
     let mut warnings = Vec::new();
-    for root in ctx.read_roots()? {
+    let roots = ctx.read_roots()?;
+    args.filter.check_category(&roots)?;
+    for root in roots {
         let hits = state::load(&root.dir).0.hits;
         let (files, problems) = walk(root);
         warnings.extend(problems.iter().map(ToString::to_string));
@@ -97,6 +103,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                         f.rel.file()
                     ));
                 }
+                Ok(doc)
+                    if args.filter.is_set()
+                        && !args.filter.matches(
+                            &Memory::from_document(f.rel.clone(), root.scope, &doc, 0).0,
+                        ) => {}
                 Ok(doc) => memories.push(Exported {
                     root: root.scope,
                     path: f.rel.file(),

@@ -15,21 +15,33 @@ use crate::store::write::{move_file, trash, trash_dir};
 
 /// Move a memory to the trash (restorable with `mem restore`).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  mem forget facts/node-version-18")]
+#[command(
+    after_help = "Examples:\n  mem forget facts/node-version-18\n  mem forget facts/node-version-18 --dry-run   what would move, and where"
+)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
     pub path: String,
+    /// Show what would move; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Bring back the newest trashed copy of a memory.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem restore facts/node-version-18\n  mem restore facts/a decisions/b   (all or none)\n  mem trash                          what can be restored"
+    after_help = "Examples:\n  mem restore facts/node-version-18\n  mem restore facts/a decisions/b   (all or none)\n  mem restore --all                  everything in the trash whose place is free\n  mem trash                          what can be restored"
 )]
 pub struct RestoreArgs {
     /// The memories, as CATEGORY/SLUG: each is checked before any is moved
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present = "all", conflicts_with = "all", num_args = 1..)]
     pub paths: Vec<String>,
+    /// Every memory in the trash of the selected roots, its newest copy; one
+    /// whose path holds a live file again stays in the trash, with a note
+    #[arg(long)]
+    pub all: bool,
+    /// Show what would come back; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// What `mem restore` brought back.
@@ -64,6 +76,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
         );
     };
+    if args.dry_run {
+        let to = trash_dir(&root.dir, &rel).join(format!("{}.{}.md", rel.slug, ctx.now_ms));
+        let (action, path, scope) = ("would forget", rel.file(), root.scope);
+        return Ok(Report { action, path, scope, from, to, compiled: vec![], warnings: vec![] });
+    }
     let _lock = crate::store::write::lock_root(&root.dir)?;
     let to = trash(&root.dir, &rel, ctx.now_ms)?;
     // The indexes must follow, or the move is undone: a forget that fails
@@ -101,16 +118,39 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<Restored> {
     // Every path is checked first: one that cannot be restored moves none.
     let mut rels = Vec::new();
-    for path in &args.paths {
+    let mut kept = Vec::new();
+    let paths: Vec<String> = if args.all {
+        let listed = crate::commands::trash::run(ctx, &crate::commands::trash::Args::default())?;
+        listed.trashed.into_iter().map(|t| t.path).collect()
+    } else {
+        args.paths.clone()
+    };
+    for path in &paths {
         let rel = RelPath::parse(path)?;
         if !rels.contains(&rel) {
-            check_restorable(ctx, &rel)?;
-            rels.push(rel);
+            match check_restorable(ctx, &rel) {
+                Err(e) if args.all => kept.push(format!("{}; it stays in the trash", e.message)),
+                Err(e) => return Err(e),
+                Ok(_) => rels.push(rel),
+            }
         }
     }
-    let restored: Vec<Report> =
-        rels.iter().map(|rel| restore_one(ctx, rel)).collect::<Result<_>>()?;
-    let mut warnings: Vec<String> = restored.iter().flat_map(|r| r.warnings.clone()).collect();
+    if args.all && rels.is_empty() && kept.is_empty() {
+        return Err(Error::not_found("the trash is empty").hint("`mem forget` puts memories there"));
+    }
+    let restored: Vec<Report> = if args.dry_run {
+        let would = |rel: &RelPath| {
+            let (root, from) = check_restorable(ctx, rel)?;
+            let (action, path, scope, to) =
+                ("would restore", rel.file(), root.scope, rel.under(&root.dir));
+            Ok(Report { action, path, scope, from, to, compiled: vec![], warnings: vec![] })
+        };
+        rels.iter().map(would).collect::<Result<_>>()?
+    } else {
+        rels.iter().map(|rel| restore_one(ctx, rel)).collect::<Result<_>>()?
+    };
+    let mut warnings: Vec<String> = kept;
+    warnings.extend(restored.iter().flat_map(|r| r.warnings.clone()));
     warnings.dedup();
     Ok(Restored { restored, warnings })
 }
@@ -172,7 +212,9 @@ impl crate::output::Report for Restored {
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
         let mut out = format!("{} {} {}\n", self.action, self.scope.name(), style.path(&self.path));
-        if self.action == "forgot" {
+        if self.action.ends_with("forget") {
+            out.push_str(&format!("  would move to {}\n", self.to.display()));
+        } else if self.action == "forgot" {
             out.push_str(&format!("  moved to {}\n", self.to.display()));
             out.push_str(&format!("  undo: mem restore {}\n", self.path.trim_end_matches(".md")));
         } else {

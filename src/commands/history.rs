@@ -15,10 +15,15 @@ use crate::store::write::history_dir;
 
 /// List the saved versions of a memory (written by `mem remember` before each update).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  mem history decisions/store-format")]
+#[command(
+    after_help = "Examples:\n  mem history decisions/store-format\n  mem history decisions/store-format -n 1 --json   the last saved version"
+)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
     pub path: String,
+    /// At most this many, newest first
+    #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
 }
 
 /// One saved version.
@@ -35,7 +40,8 @@ pub struct Version {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub path: String,
-    pub scope: Option<Scope>,
+    /// The root holding the memory (or its versions).
+    pub root: Option<Scope>,
     pub versions: Vec<Version>,
 }
 
@@ -78,9 +84,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input(format!("{rel}: no such memory and no saved versions"))
             .hint("check the path with `mem list`"));
     }
-    let scope = live.map(|(r, _)| r.scope).or(versions.first().map(|v| v.0));
-    let versions = versions.into_iter().map(|(_, v)| v).collect();
-    Ok(Report { path: rel.file(), scope, versions })
+    let root = live.map(|(r, _)| r.scope).or(versions.first().map(|v| v.0));
+    let limit = args.limit.map_or(usize::MAX, |n| n as usize);
+    let versions = versions.into_iter().take(limit).map(|(_, v)| v).collect();
+    Ok(Report { path: rel.file(), root, versions })
 }
 
 impl crate::output::Report for Report {

@@ -1,6 +1,7 @@
 //! `mem import`: memories from a `mem export` document back into a root.
 //! A memory that is already there as the export has it is left alone;
-//! another root's memories come only with `--into`.
+//! another root's memories come only when `--global` or `--project-only`
+//! names the root.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,30 +23,20 @@ use super::export::{Export, Exported, SCHEMA, to_json};
 /// Bring back memories from `mem export`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem import memory.json --dry-run\n  mem import memory.json --into global\n  mem import memory.json --overwrite"
+    after_help = "Examples:\n  mem import memory.json --dry-run\n  mem --global import memory.json      into the global root, with the project's memories too\n  mem import memory.json --yes         replace live files that differ"
 )]
 pub struct Args {
     /// A file written by `mem export`
     pub file: PathBuf,
-    /// The root to import into (default: the project root when there is one)
-    #[arg(long, value_enum)]
-    pub into: Option<Into>,
     /// Show what would happen; write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// Replace live files that differ (their previous text goes to .history/)
-    #[arg(long)]
-    pub overwrite: bool,
+    #[arg(long, conflicts_with = "dry_run")]
+    pub yes: bool,
     /// Import even memories whose text looks like it holds a credential
     #[arg(long)]
     pub allow_secret: bool,
-}
-
-/// Import targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Into {
-    Global,
-    Project,
 }
 
 /// What import did (or would do) to each memory.
@@ -75,13 +66,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         ))
         .hint("export it again with this version of mem"));
     }
-    let root = target(ctx, args.into)?;
+    // `--global` or `--project-only` names the root, and brings the
+    // other root's memories too.
+    let named = ctx.selection != crate::settings::Selection::Both;
+    let root = target(ctx)?;
     let _lock = if args.dry_run { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();
     // An export holds both roots. Another root's memories are imported only
-    // when `--into` names this root, and never over this root's own memory
+    // when `--global` or `--project-only` names this root, and never over this root's own memory
     // at the same path (the one the export shadowed): nothing is lost.
     let mut skipped = Vec::new();
     let own = |m: &&Exported| m.root == root.scope;
@@ -90,7 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         .iter()
         .filter(|m| {
             let shadowed = export.memories.iter().any(|o| own(&o) && o.path == m.path);
-            let take = own(m) || (args.into.is_some() && !shadowed);
+            let take = own(m) || (named && !shadowed);
             if !take {
                 skipped.push(format!("{} {}", m.root.name(), m.path));
             }
@@ -122,7 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let action = match existing {
             Some(_) if same => "unchanged",
             Some(old) if old == new => "unchanged",
-            Some(_) if !args.overwrite => {
+            Some(_) if !args.yes => {
                 conflicts.push(rel.file());
                 "conflict"
             }
@@ -178,7 +172,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             conflicts.len(),
             conflicts.join(", ")
         ))
-        .hint("pass --overwrite to replace them (their text is kept in .history/), or import elsewhere"));
+        .hint(
+            "pass --yes to replace them (their text is kept in .history/), or import elsewhere",
+        ));
     }
     let actions = plan.iter().map(|(rel, _, action, _)| (rel.file(), *action)).collect();
     let mut compiled = Vec::new();
@@ -216,11 +212,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     Ok(Report { root: root.dir.clone(), dry_run: args.dry_run, actions, skipped, compiled })
 }
 
-fn target(ctx: &Context, into: Option<Into>) -> Result<&Root> {
-    let root = match into {
-        None => return ctx.write_root(),
-        Some(Into::Project) => return ctx.project_root(),
-        Some(Into::Global) => &ctx.roots.global,
+fn target(ctx: &Context) -> Result<&Root> {
+    use crate::settings::Selection;
+    let root = match ctx.selection {
+        Selection::Both => return ctx.write_root(),
+        Selection::ProjectOnly => return ctx.project_root(),
+        Selection::GlobalOnly => &ctx.roots.global,
     };
     if !root.exists() {
         return Err(Error::input(format!("{} is not a memory root yet", root.dir.display()))
@@ -243,7 +240,7 @@ impl crate::output::Report for Report {
             String::new()
         } else {
             format!(
-                "  skipped {} memories of the other root (import them into it, or pass --into to bring them here)\n",
+                "  skipped {} memories of the other root (import them into it, or name this root with --global or --project-only to bring them here)\n",
                 self.skipped.len()
             )
         };

@@ -2,31 +2,26 @@
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
 use crate::base::error::{Error, Result};
 use crate::base::text::flat;
+use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
+use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::Problem;
+use crate::store::state::{self, Hits};
 
 /// List memories.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem list\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer"
+    after_help = "Examples:\n  mem list\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer\n  mem list --sort hits -n 10          the most recalled"
 )]
 pub struct Args {
-    /// Only this category
-    #[arg(long, short)]
-    pub category: Option<String>,
-    /// Only this kind (fact, rule, decision, …)
-    #[arg(long, short)]
-    pub kind: Option<String>,
-    /// Only memories with this tag (case does not matter)
-    #[arg(long, short)]
-    pub tag: Option<String>,
-    /// Only memories for this agent role (`role:` in their frontmatter)
-    #[arg(long, short)]
-    pub role: Option<String>,
+    #[command(flatten)]
+    pub filter: Filter,
     /// Order of the list
     #[arg(long, value_enum, default_value = "name")]
     pub sort: Sort,
@@ -42,6 +37,10 @@ pub enum Sort {
     Recent,
     /// By path
     Name,
+    /// Most often recalled first (hit counts in .state.json)
+    Hits,
+    /// Most recently recalled first; never recalled last
+    Recalled,
 }
 
 /// The listed memories.
@@ -57,40 +56,36 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Metadata only: through the index, reading just the files that changed.
     let roots = ctx.read_roots()?;
+    args.filter.check_category(&roots)?;
     let tree = crate::index::scan_all(&roots);
-    if let Some(category) = &args.category {
-        let known = tree.memories.iter().any(|m| &m.path.category == category)
-            || roots.iter().any(|r| r.dir.join(category).is_dir());
-        if !known {
-            let have: std::collections::BTreeSet<&str> =
-                tree.memories.iter().map(|m| m.path.category.as_str()).collect();
-            let have: Vec<&str> = have.into_iter().collect();
-            return Err(Error::not_found(format!(
-                "no category `{category}` in the selected roots"
-            ))
-            .hint(format!("the categories are: {}", have.join(", "))));
-        }
-    }
-    let filtered =
-        args.category.is_some() || args.kind.is_some() || args.tag.is_some() || args.role.is_some();
-    let mut memories: Vec<Memory> = tree
-        .memories
-        .into_iter()
-        .filter(|m| args.category.as_ref().is_none_or(|c| &m.path.category == c))
-        .filter(|m| args.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k)))
-        .filter(|m| {
-            args.tag.as_ref().is_none_or(|t| m.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
-        })
-        .filter(|m| args.role.as_ref().is_none_or(|r| m.role.as_ref() == Some(r)))
-        .collect();
-    if memories.is_empty() && filtered {
+    let mut memories: Vec<Memory> =
+        tree.memories.into_iter().filter(|m| args.filter.matches(m)).collect();
+    if memories.is_empty() && args.filter.is_set() {
         return Err(Error::not_found("no memory matches these filters")
             .hint("try fewer filters, or `mem list` for everything"));
     }
+    let by_name = |a: &Memory, b: &Memory| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope));
     match args.sort {
-        Sort::Name => memories.sort_by(|a, b| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope))),
-        Sort::Recent => {
-            memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.path.cmp(&b.path)))
+        Sort::Name => memories.sort_by(by_name),
+        Sort::Recent => memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(by_name(a, b))),
+        Sort::Hits | Sort::Recalled => {
+            let hits: Vec<(Scope, BTreeMap<String, Hits>)> =
+                roots.iter().map(|r| (r.scope, state::load(&r.dir).0.hits)).collect();
+            let of = |m: &Memory| {
+                hits.iter()
+                    .find(|(scope, _)| *scope == m.scope)
+                    .and_then(|(_, h)| h.get(&m.file()).copied())
+                    .unwrap_or_default()
+            };
+            let key = |m: &Memory| {
+                let h = of(m);
+                if args.sort == Sort::Hits {
+                    (h.count, h.last)
+                } else {
+                    (h.last.max(0) as u64, h.count as i64)
+                }
+            };
+            memories.sort_by(|a, b| key(b).cmp(&key(a)).then(by_name(a, b)));
         }
     }
     if let Some(limit) = args.limit {

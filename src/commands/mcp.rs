@@ -14,6 +14,7 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use tracing_subscriber::filter::LevelFilter;
 
+use crate::commands::filter::Filter;
 use crate::commands::{agent, forget, inspect, recall, remember};
 use crate::settings::{Context, Options};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
@@ -151,9 +152,7 @@ impl Server {
         let args = recall::Args {
             query: vec![p.query],
             limit: p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1),
-            category: p.category,
-            kind: p.kind,
-            role: None,
+            filter: Filter { category: p.category, kind: p.kind, ..Filter::default() },
             all: false,
             explain: false,
             no_track: false,
@@ -259,7 +258,7 @@ impl Server {
     /// memory_remember with supersedes, which keeps the history.
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
-        let args = forget::Args { path: p.path };
+        let args = forget::Args { path: p.path, dry_run: false };
         answer(self.context().and_then(|ctx| {
             let gated = agent::gated_dir(&ctx);
             let mut report =

@@ -11,6 +11,7 @@ pub mod completions;
 pub mod context;
 pub mod edit;
 pub mod export;
+pub mod filter;
 pub mod forget;
 pub mod history;
 pub mod hook;

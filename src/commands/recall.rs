@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::base::error::Result;
 use crate::base::text::flat;
 use crate::base::time::relative_age;
+use crate::commands::filter::{Filter, visible_to};
 use crate::index::{self, index_all};
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
@@ -29,7 +30,11 @@ Examples:
   mem recall how do we deploy -n 3
   mem recall --category pitfalls timezone
   mem recall --json -- \"--force push\"        (`--` before a query that starts with -)
-  mem recall --explain pnpm";
+  mem recall --explain pnpm
+  mem recall --role reviewer --tag db migrations
+
+Without --role, $MEM_ROLE is the role; memories private to a role
+(`role:` in their frontmatter) reach only that role.";
 
 /// How many results recall gives unless asked for more or fewer (the
 /// command line and the MCP tool alike).
@@ -45,15 +50,10 @@ pub struct Args {
     /// How many results to show
     #[arg(short = 'n', long = "limit", default_value_t = DEFAULT_LIMIT, value_parser = clap::value_parser!(u16).range(1..))]
     pub limit: u16,
-    /// Only this category
-    #[arg(long, short)]
-    pub category: Option<String>,
-    /// Only this kind (fact, rule, decision, …)
-    #[arg(long, short)]
-    pub kind: Option<String>,
-    /// Act as this agent role: its private memories are visible, other roles' are not [env: MEM_ROLE]
-    #[arg(long)]
-    pub role: Option<String>,
+    /// `--category`, `--kind`, `--tag`; `--role` (default: $MEM_ROLE):
+    /// without a role, memories private to a role are left out
+    #[command(flatten)]
+    pub filter: Filter,
     /// Include superseded memories
     #[arg(long)]
     pub all: bool,
@@ -150,6 +150,7 @@ pub fn run_trusted(ctx: &Context, args: &Args) -> Result<Report> {
 fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
     let query = args.query.join(" ");
     let roots = ctx.read_roots()?;
+    args.filter.check_category(&roots)?;
     let lib = index_all(&roots);
     let (docs, corpus) = (&lib.docs, &lib.corpus);
     let mut warnings: Vec<String> = lib.problems.iter().map(ToString::to_string).collect();
@@ -163,8 +164,10 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
         .collect();
     let signals =
         signals(docs.len(), &states, |scope, category, slug| docs.find(scope, category, slug));
-    let role = args.role.as_ref().or(ctx.role.as_ref());
-    let filter = |_, m: &Memory| visible(m, args, role);
+    let role = args.filter.role.as_ref().or(ctx.role.as_ref());
+    let filter = |_, m: &Memory| {
+        (args.all || !m.is_superseded()) && args.filter.matches(m) && visible_to(m, role)
+    };
     let request = Request {
         query: &query,
         limit: args.limit as usize,
@@ -246,14 +249,6 @@ pub fn signals(
         }
     }
     out
-}
-
-/// Filters: superseded (unless --all), category, kind, role.
-fn visible(m: &Memory, args: &Args, role: Option<&String>) -> bool {
-    (args.all || !m.is_superseded())
-        && args.category.as_ref().is_none_or(|c| &m.path.category == c)
-        && args.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k))
-        && m.role.as_ref().is_none_or(|r| Some(r) == role)
 }
 
 impl crate::output::Report for Report {

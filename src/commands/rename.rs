@@ -1,7 +1,8 @@
 //! `mem rename`: move a memory to another path in its root. The file moves
 //! as it is (byte for byte, never over another), the memories that
 //! supersede it or that it supersedes point at the new path, trust follows
-//! a trusted file, and the indexes are recompiled.
+//! a trusted file, its saved versions and hit counts go with it, and the
+//! indexes are recompiled.
 
 use serde::Serialize;
 
@@ -12,23 +13,27 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::{lock_root, move_file, write_atomic};
+use crate::store::write::{history_dir, lock_root, move_file, write_atomic};
 
 /// Move a memory to another path.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem rename facts/node facts/node-version\n  mem rename facts/deploy-notes pitfalls/deploy-notes"
+    after_help = "Examples:\n  mem rename facts/node facts/node-version\n  mem rename facts/deploy-notes pitfalls/deploy-notes\n  mem mv facts/a facts/b --dry-run"
 )]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
     pub from: String,
     /// Its new path, as CATEGORY/SLUG (in the same root)
     pub to: String,
+    /// Show what would move and which memories would be relinked; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// What moved.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    pub dry_run: bool,
     pub root: Scope,
     pub from: String,
     pub to: String,
@@ -70,18 +75,36 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input(format!("{to} exists; renaming would overwrite it"))
             .hint("pick another name, or forget that memory first"));
     }
+    let (old, new) = (from.file(), to.file());
+    // The index knows every memory's links: only those naming the old path
+    // are read.
+    let linking: Vec<_> = crate::index::scan_root(root)
+        .memories
+        .into_iter()
+        .filter(|m| {
+            [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old.as_str()))
+        })
+        .collect();
+    if args.dry_run {
+        let relinked = linking.iter().map(|m| m.file()).collect();
+        let (compiled, warnings) = (vec![], vec![]);
+        let root = root.scope;
+        return Ok(Report {
+            dry_run: true,
+            root,
+            from: old,
+            to: new,
+            relinked,
+            compiled,
+            warnings,
+        });
+    }
     let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
     move_file(&root.dir, &source, &target)?;
     crate::store::trust::renamed(&ctx.roots.global.dir, root, &from, &to, bytes.as_bytes());
 
     // Links to the old path follow it, each written as any update is.
     let mut relinked = Vec::new();
-    let (old, new) = (from.file(), to.file());
-    // The index knows every memory's links: only those naming the old path
-    // are read.
-    let linking = crate::index::scan_root(root).memories.into_iter().filter(|m| {
-        [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old.as_str()))
-    });
     for m in linking {
         let (rel, path) = (m.path.clone(), m.path.under(&root.dir));
         let Some(text) = crate::store::files::text(&root.dir, &path)? else { continue };
@@ -112,20 +135,70 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             relinked.push(rel.file());
         }
     }
-    let (compiled, warnings) = refresh(root)?;
-    Ok(Report { root: root.scope, from: old, to: new, relinked, compiled, warnings })
+    let mut warnings = keep_history(&root.dir, &from, &to);
+    // Hit counts follow the memory.
+    warnings.extend(crate::store::state::update(&root.dir, ctx.now_ms, |state| {
+        if let Some(hits) = state.hits.remove(&old) {
+            state.hits.insert(new.clone(), hits);
+        }
+    })?);
+    let (compiled, notes) = refresh(root)?;
+    warnings.extend(notes);
+    Ok(Report {
+        dry_run: false,
+        root: root.scope,
+        from: old,
+        to: new,
+        relinked,
+        compiled,
+        warnings,
+    })
+}
+
+/// The saved versions of `from` (`.history/<category>/<slug>/`) become
+/// those of `to`: the folder moves, or, when `to` has versions already,
+/// each version file that has no namesake there. Returns notes on what
+/// could not move (the memory itself has moved by then).
+fn keep_history(root: &std::path::Path, from: &RelPath, to: &RelPath) -> Vec<String> {
+    let (old, new) = (history_dir(root, from), history_dir(root, to));
+    // A real folder only, never followed through a link.
+    if !old.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let fail = |e: Error| {
+        vec![format!("the saved versions of {from} stay in {}: {}", old.display(), e.message)]
+    };
+    if new.symlink_metadata().is_err() {
+        return move_file(root, &old, &new).err().map_or_else(Vec::new, fail);
+    }
+    let Ok(entries) = std::fs::read_dir(&old) else { return Vec::new() };
+    let mut notes = Vec::new();
+    for entry in entries.flatten() {
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        let target = new.join(entry.file_name());
+        if regular
+            && target.symlink_metadata().is_err()
+            && let Err(e) = move_file(root, &entry.path(), &target)
+        {
+            notes.extend(fail(e));
+            break;
+        }
+    }
+    notes
 }
 
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
+        let verb = if self.dry_run { "would rename" } else { "renamed" };
         let mut out = format!(
-            "renamed {} {} -> {}\n",
+            "{verb} {} {} -> {}\n",
             self.root.name(),
             style.path(&self.from),
             style.path(&self.to)
         );
         for r in &self.relinked {
-            out.push_str(&format!("  relinked {}\n", style.path(r)));
+            let verb = if self.dry_run { "would relink" } else { "relinked" };
+            out.push_str(&format!("  {verb} {}\n", style.path(r)));
         }
         if !self.compiled.is_empty() {
             out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
+use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
 use crate::model::memory::{RESIDENT_BUDGET, over_budget};
 use crate::model::roots::Scope;
@@ -23,9 +24,12 @@ pub const DEFAULT_MAX_ENTRIES: usize = 500;
 /// Show what the memory roots hold.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem stats\n  mem stats --json\n  MEM_MAX_ENTRIES=2000 mem stats"
+    after_help = "Examples:\n  mem stats\n  mem stats --json\n  mem stats --role reviewer      what that agent role sees\n  MEM_MAX_ENTRIES=2000 mem stats"
 )]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub filter: Filter,
+}
 
 /// Language of a memory's text.
 #[derive(Debug, Default, Serialize)]
@@ -54,6 +58,10 @@ pub struct RootStats {
     pub memories: usize,
     pub by_category: BTreeMap<String, usize>,
     pub by_kind: BTreeMap<String, usize>,
+    /// Per agent role; `shared` for memories without `role:`.
+    pub by_role: BTreeMap<String, usize>,
+    /// Per tag, as written (lowercased).
+    pub by_tag: BTreeMap<String, usize>,
     pub languages: Languages,
     pub pinned: usize,
     pub superseded: usize,
@@ -95,15 +103,20 @@ pub fn max_entries() -> usize {
 }
 
 /// Gather the figures.
-pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let max = max_entries();
     let mut roots = Vec::new();
     let mut project_paths: HashSet<String> = HashSet::new();
     let mut warnings = Vec::new();
-    for root in ctx.read_roots()? {
+    let selected = ctx.read_roots()?;
+    args.filter.check_category(&selected)?;
+    for root in selected {
         let (files, _) = walk(root);
-        let memories = load_files(root.scope, &files).memories;
-        let bytes = files.iter().map(|f| f.size).sum();
+        let all = load_files(root.scope, &files).memories;
+        warnings.extend(over_budget(&all, root.scope));
+        let memories: Vec<Memory> = all.into_iter().filter(|m| args.filter.matches(m)).collect();
+        let chosen: HashSet<String> = memories.iter().map(Memory::file).collect();
+        let bytes = files.iter().filter(|f| chosen.contains(&f.rel.file())).map(|f| f.size).sum();
         let shadowed = match root.scope {
             Scope::Project => {
                 project_paths.extend(memories.iter().map(Memory::file));
@@ -119,7 +132,6 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
                 stats.memories
             ));
         }
-        warnings.extend(over_budget(&memories, root.scope));
         roots.push(stats);
     }
     Ok(Report { roots, warnings })
@@ -140,6 +152,8 @@ fn root_stats(
         memories: memories.len(),
         by_category: BTreeMap::new(),
         by_kind: BTreeMap::new(),
+        by_role: BTreeMap::new(),
+        by_tag: BTreeMap::new(),
         languages: Languages::default(),
         pinned: 0,
         superseded: 0,
@@ -156,6 +170,12 @@ fn root_stats(
     for m in memories {
         *s.by_category.entry(m.path.category.clone()).or_default() += 1;
         *s.by_kind.entry(m.kind.clone()).or_default() += 1;
+        *s.by_role.entry(m.role.clone().unwrap_or_else(|| "shared".into())).or_default() += 1;
+        let tags: std::collections::BTreeSet<String> =
+            m.tags.iter().map(|t| t.to_lowercase()).collect();
+        for tag in tags {
+            *s.by_tag.entry(tag).or_default() += 1;
+        }
         match language(&format!("{} {} {}", m.title, m.summary, m.body)) {
             "zh" => s.languages.zh += 1,
             "en" => s.languages.en += 1,
@@ -201,6 +221,10 @@ impl crate::output::Report for Report {
             };
             out.push_str(&format!("  categories {}\n", join(&r.by_category)));
             out.push_str(&format!("  kinds      {}\n", join(&r.by_kind)));
+            out.push_str(&format!("  roles      {}\n", join(&r.by_role)));
+            if !r.by_tag.is_empty() {
+                out.push_str(&format!("  tags       {}\n", join(&r.by_tag)));
+            }
             out.push_str(&format!(
                 "  languages  zh {}, en {}, mixed {}\n",
                 r.languages.zh, r.languages.en, r.languages.mixed

@@ -14,11 +14,15 @@ use crate::settings::Context;
 use crate::store::write::trashed_in;
 
 /// List the trashed memories of the selected roots.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem trash\n  mem trash --json\n  mem restore facts/node-version-18"
+    after_help = "Examples:\n  mem trash\n  mem trash -n 5 --json\n  mem restore facts/node-version-18"
 )]
-pub struct Args {}
+pub struct Args {
+    /// At most this many, newest first
+    #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
+}
 
 /// One trashed copy.
 #[derive(Debug, Serialize)]
@@ -38,7 +42,7 @@ pub struct Report {
 }
 
 /// List `<root>/.trash/<category>/<slug>.<ms>.md`, newest first.
-pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut trashed = Vec::new();
     for root in ctx.read_roots()? {
         // Folders and files as they are: a link is never followed out of
@@ -66,6 +70,7 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
         }
     }
     trashed.sort_by(|a, b| b.trashed_at.cmp(&a.trashed_at).then_with(|| a.path.cmp(&b.path)));
+    trashed.truncate(args.limit.map_or(usize::MAX, |n| n as usize));
     Ok(Report { trashed })
 }
 

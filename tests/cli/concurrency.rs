@@ -116,7 +116,7 @@ fn writes_killed_at_random_moments_leave_whole_files_and_an_exact_index() {
             0 | 1 => vec!["remember".into(), "facts/db".into(), body.clone()],
             2 => vec!["forget".into(), "facts/db".into()],
             3 => vec!["restore".into(), "facts/db".into()],
-            _ => vec!["import".into(), export.display().to_string(), "--overwrite".into()],
+            _ => vec!["import".into(), export.display().to_string(), "--yes".into()],
         };
         bodies.push(body);
         let mut child =

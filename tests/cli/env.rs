@@ -58,6 +58,17 @@ impl Env {
         Command::from_std(self.process(args))
     }
 
+    /// [`Env::mem`] run `later_ms` after the tests' fixed now.
+    pub fn mem_at<I, S>(&self, args: I, later_ms: i64) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.process(args);
+        cmd.env("MEM_NOW", (NOW + later_ms).to_string());
+        Command::from_std(cmd)
+    }
+
     /// [`Env::mem`] as a plain `std::process::Command`, for what
     /// assert_cmd does not offer (a given stdout, spawning without waiting).
     pub fn process<I, S>(&self, args: I) -> std::process::Command

@@ -246,10 +246,29 @@ fn list_limits_and_filters_by_tag_and_role_and_names_a_missing_category() {
             .iter()
             .any(|t| t.as_str().unwrap().eq_ignore_ascii_case("postgres"))
     }));
+    // `--role R` is what role R sees: shared memories and its own, not
+    // another role's.
     env.write("facts/for-review.md", "---\nrole: reviewer\n---\nCheck the migration plan.\n");
-    let roled = env.json(["list", "--role", "reviewer"]);
-    assert_eq!(roled["memories"].as_array().unwrap().len(), 1);
-    env.mem(["list", "--role", "nobody"])
+    env.write("facts/for-writing.md", "---\nrole: writer\n---\nWrite the changelog.\n");
+    let paths = |v: serde_json::Value| -> Vec<String> {
+        v["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let everything = paths(env.json(["list"]));
+    let reviewer = paths(env.json(["list", "--role", "reviewer"]));
+    assert!(reviewer.contains(&"facts/for-review.md".to_string()), "{reviewer:?}");
+    assert!(!reviewer.contains(&"facts/for-writing.md".to_string()), "{reviewer:?}");
+    assert_eq!(reviewer.len(), everything.len() - 1);
+    let stats = env.json(["stats", "--role", "reviewer"]);
+    assert_eq!(stats["roots"][0]["memories"], reviewer.len());
+    assert_eq!(stats["roots"][0]["by_role"]["reviewer"], 1);
+    assert!(stats["roots"][0]["by_role"].get("writer").is_none());
+    assert_eq!(env.json(["stats"])["roots"][0]["by_role"]["writer"], 1);
+    env.mem(["list", "--tag", "no-such-tag"])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("no memory matches"));

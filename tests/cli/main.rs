@@ -17,6 +17,7 @@ mod recall;
 mod roots;
 mod security;
 mod session;
+mod vocabulary;
 
 /// A test file that is not declared above would silently never run.
 #[test]

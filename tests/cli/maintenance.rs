@@ -96,9 +96,9 @@ fn import_refuses_to_overwrite_a_different_file_unless_asked() {
         .assert()
         .code(2)
         .stderr(contains("rules/deploy-pnpm.md"))
-        .stderr(contains("--overwrite"));
+        .stderr(contains("--yes"));
     assert_eq!(env.read("rules/deploy-pnpm.md"), "---\nkind: rule\n---\nchanged by hand\n");
-    env.mem(["import", file.to_str().unwrap(), "--overwrite"]).assert().success();
+    env.mem(["import", file.to_str().unwrap(), "--yes"]).assert().success();
     assert!(env.read("rules/deploy-pnpm.md").contains("部署脚本用 pnpm 而不是 npm"));
     let history = env.json(["history", "rules/deploy-pnpm"]);
     assert_eq!(history["versions"].as_array().unwrap().len(), 1);
@@ -284,7 +284,7 @@ fn export_then_import_of_an_unchanged_tree_writes_nothing() {
     env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
     let stamp = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
     let before: Vec<_> = walk(&env.project()).into_iter().map(|p| (stamp(&p), p)).collect();
-    env.mem(["import", export.to_str().unwrap(), "--overwrite"])
+    env.mem(["import", export.to_str().unwrap(), "--yes"])
         .assert()
         .success()
         .stdout(predicates::str::contains("nothing to import"));
@@ -343,7 +343,7 @@ fn an_import_never_puts_one_roots_memory_over_anothers() {
     let project_text = env.read("facts/staging-cluster.md");
     let export = env.tmp.path().join("both.json");
     env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
-    env.mem(["import", export.to_str().unwrap(), "--overwrite"])
+    env.mem(["import", export.to_str().unwrap(), "--yes"])
         .assert()
         .success()
         .stdout(contains("nothing to import"))
@@ -354,6 +354,16 @@ fn an_import_never_puts_one_roots_memory_over_anothers() {
     other.mem(["init"]).assert().success();
     other.mem(["import", export.to_str().unwrap()]).assert().success();
     assert!(!other.read("facts/staging-cluster.md").contains("GLOBAL"));
+    // Naming the root with --global (as every write does) brings the
+    // project's memories into it too, never over its own.
+    other.mem(["init", "--global"]).assert().success();
+    let into = other.json(["--global", "import", export.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(into["actions"]["facts/staging-cluster.md"], "created", "{into}");
+    assert!(into["actions"].as_object().unwrap().len() > 20, "{into}");
+    other.mem(["--global", "import", export.to_str().unwrap()]).assert().success();
+    let global = std::fs::read_to_string(other.global().join("facts/staging-cluster.md")).unwrap();
+    assert!(global.contains("GLOBAL"), "{global}");
+    other.mem(["import", export.to_str().unwrap(), "--into", "global"]).assert().code(2);
 }
 
 #[test]

@@ -1,0 +1,112 @@
+//! The filter flags every command that picks memories shares (`list`,
+//! `recall`, `export`, `clean`, `stats`): one name and one meaning each.
+
+use std::collections::BTreeSet;
+
+use crate::base::error::{Error, Result};
+use crate::model::memory::Memory;
+use crate::model::roots::Root;
+
+/// `--category`, `--kind`, `--tag`, `--role`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Filter {
+    /// Only this category
+    #[arg(long, short)]
+    pub category: Option<String>,
+    /// Only this kind (fact, rule, decision, …)
+    #[arg(long, short)]
+    pub kind: Option<String>,
+    /// Only memories with this tag (case does not matter)
+    #[arg(long, short)]
+    pub tag: Option<String>,
+    /// As this agent role sees them: shared memories and the role's own
+    /// (`role:` in the frontmatter); other roles' are left out
+    #[arg(long, short)]
+    pub role: Option<String>,
+}
+
+impl Filter {
+    /// Whether any filter is given.
+    pub fn is_set(&self) -> bool {
+        self.category.is_some() || self.kind.is_some() || self.tag.is_some() || self.role.is_some()
+    }
+
+    /// Whether `m` passes every filter given. Without `--role`, a memory
+    /// private to a role passes (the people's commands see everything;
+    /// `recall` and `context` add their own rule, see [`visible_to`]).
+    pub fn matches(&self, m: &Memory) -> bool {
+        self.category.as_ref().is_none_or(|c| &m.path.category == c)
+            && self.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k))
+            && self.tag.as_ref().is_none_or(|t| m.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+            && self.role.as_ref().is_none_or(|r| visible_to(m, Some(r)))
+    }
+
+    /// A `--category` that names no category of `roots` is an error that
+    /// lists the ones there are, not an empty answer. A category is a
+    /// folder of a root: every memory of it lives there.
+    pub fn check_category(&self, roots: &[&Root]) -> Result<()> {
+        let Some(category) = &self.category else { return Ok(()) };
+        let folder = |r: &&Root| r.dir.join(category).symlink_metadata().is_ok_and(|m| m.is_dir());
+        if roots.iter().any(folder) {
+            return Ok(());
+        }
+        let mut have = BTreeSet::new();
+        for root in roots {
+            for entry in std::fs::read_dir(&root.dir).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if entry.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') {
+                    have.insert(name);
+                }
+            }
+        }
+        let have: Vec<String> = have.into_iter().collect();
+        Err(Error::not_found(format!("no category `{category}` in the selected roots"))
+            .hint(format!("the categories are: {}", have.join(", "))))
+    }
+}
+
+/// Whether an agent acting as `role` (or as no role) may see `m`: a memory
+/// without `role:` is shared, one with it is that role's alone.
+pub fn visible_to(m: &Memory, role: Option<&String>) -> bool {
+    m.role.as_ref().is_none_or(|r| Some(r) == role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::relpath::RelPath;
+    use crate::model::roots::Scope;
+
+    fn memory(path: &str, kind: &str, tags: &[&str], role: Option<&str>) -> Memory {
+        let mut m = Memory::blank(RelPath::parse(path).unwrap(), Scope::Project);
+        m.kind = kind.into();
+        m.tags = tags.iter().map(|t| (*t).to_string()).collect();
+        m.role = role.map(Into::into);
+        m
+    }
+
+    #[test]
+    fn each_flag_narrows_and_role_keeps_shared_memories() {
+        let shared = memory("facts/a", "fact", &["DB"], None);
+        let mine = memory("facts/b", "fact", &[], Some("reviewer"));
+        let theirs = memory("decisions/c", "decision", &["db"], Some("writer"));
+        let all = Filter::default();
+        assert!([&shared, &mine, &theirs].iter().all(|m| all.matches(m)));
+        let by = |f: Filter| {
+            [&shared, &mine, &theirs]
+                .iter()
+                .filter(|m| f.matches(m))
+                .map(|m| m.file())
+                .collect::<Vec<_>>()
+        };
+        let role = Filter { role: Some("reviewer".into()), ..Filter::default() };
+        assert_eq!(by(role), ["facts/a.md", "facts/b.md"]);
+        let tag = Filter { tag: Some("db".into()), ..Filter::default() };
+        assert_eq!(by(tag), ["facts/a.md", "decisions/c.md"]);
+        let kind = Filter { kind: Some("DECISION".into()), ..Filter::default() };
+        assert_eq!(by(kind), ["decisions/c.md"]);
+        let category = Filter { category: Some("facts".into()), ..Filter::default() };
+        assert_eq!(by(category), ["facts/a.md", "facts/b.md"]);
+        assert!(!visible_to(&mine, None) && visible_to(&shared, None));
+    }
+}

@@ -1,0 +1,166 @@
+//! One flag vocabulary: the same filters, limits, sorts and dry runs on
+//! every command that takes them, and the commands that move memories
+//! (`mv`, `restore --all`) keep what belongs to them.
+
+use predicates::str::contains;
+use serde_json::Value;
+
+use crate::env::Env;
+
+fn paths(v: &Value, key: &str) -> Vec<String> {
+    v[key].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn the_same_filters_narrow_list_recall_export_clean_and_stats() {
+    let env = Env::with_fixture("demo");
+    let listed = paths(&env.json(["list", "--tag", "postgres", "--kind", "decision"]), "memories");
+    assert!(!listed.is_empty());
+    let exported =
+        paths(&env.json(["export", "--tag", "postgres", "--kind", "decision"]), "memories");
+    assert_eq!(exported, listed);
+    let stats = env.json(["stats", "--tag", "postgres", "--kind", "decision"]);
+    assert_eq!(stats["roots"][0]["memories"], listed.len());
+    let found =
+        env.json(["recall", "--no-track", "--tag", "postgres", "--kind", "decision", "ORM"]);
+    let found = paths(&found, "results");
+    assert!(!found.is_empty() && found.iter().all(|p| listed.contains(p)), "{found:?}");
+    // Decisions about postgres are pinned or linked, which clean keeps:
+    // the tag alone, then.
+    let tagged = paths(&env.json(["list", "--tag", "postgres"]), "memories");
+    let cleaned = env.json(["clean", "--max-age-days", "0", "--tag", "postgres"]);
+    let cleaned = paths(&cleaned, "candidates");
+    assert!(!cleaned.is_empty() && cleaned.iter().all(|p| tagged.contains(p)), "{cleaned:?}");
+    assert!(cleaned.len() < tagged.len());
+    for command in ["list", "recall", "export", "clean", "stats"] {
+        let mut args = vec![command, "--category", "nonexistent"];
+        if command == "recall" {
+            args.push("database");
+        }
+        env.mem(&args).assert().code(1).stderr(contains("no category `nonexistent`"));
+    }
+}
+
+#[test]
+fn every_listing_takes_a_limit_and_list_sorts_by_hits_and_last_recall() {
+    let env = Env::with_fixture("demo");
+    // Recall counts hits: the pnpm memories twice, the ORM once, later.
+    env.mem_at(["recall", "-n", "1", "pnpm"], 1_000).assert().success();
+    env.mem_at(["recall", "-n", "1", "pnpm"], 2_000).assert().success();
+    env.mem_at(["recall", "-n", "1", "ORM"], 3_000).assert().success();
+    let by_hits = paths(&env.json(["list", "--sort", "hits", "-n", "2"]), "memories");
+    let by_recall = paths(&env.json(["list", "--sort", "recalled", "-n", "2"]), "memories");
+    assert_eq!(by_hits.len(), 2);
+    assert_eq!(by_hits[0], by_recall[1], "{by_hits:?} {by_recall:?}");
+    assert_eq!(by_hits[1], by_recall[0], "{by_hits:?} {by_recall:?}");
+    assert_eq!(
+        env.json(["recall", "--no-track", "-n", "2", "deploy"])["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let cleaned = env.json(["clean", "--max-age-days", "0", "--max-hits", "9", "-n", "3"]);
+    assert_eq!(cleaned["candidates"].as_array().unwrap().len(), 3);
+    env.mem(["remember", "facts/ci-runner-limits", "--summary", "Node 22 from now on"])
+        .assert()
+        .success();
+    env.mem(["remember", "facts/ci-runner-limits", "--summary", "Node 24 from now on"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.json(["history", "facts/ci-runner-limits"])["versions"].as_array().unwrap().len(),
+        2
+    );
+    let one = env.json(["history", "facts/ci-runner-limits", "-n", "1"]);
+    assert_eq!(one["versions"].as_array().unwrap().len(), 1);
+    assert_eq!(one["root"], "project");
+    env.mem(["forget", "facts/ci-runner-limits"]).assert().success();
+    env.mem(["forget", "facts/staging-cluster"]).assert().success();
+    assert_eq!(env.json(["trash", "-n", "1"])["trashed"].as_array().unwrap().len(), 1);
+    for command in [&["list"][..], &["trash"], &["history", "facts/ci-runner-limits"], &["clean"]] {
+        env.mem(command.iter().copied().chain(["-n", "0"])).assert().code(2);
+    }
+}
+
+#[test]
+fn mv_keeps_history_and_hits_and_a_dry_run_changes_nothing() {
+    let env = Env::with_fixture("demo");
+    env.mem(["remember", "facts/ci-runner-limits", "--summary", "Node 22 from now on"])
+        .assert()
+        .success();
+    env.mem_at(["recall", "-n", "1", "ci runner limits"], 1_000).assert().success();
+    let before = env.json(["list", "--sort", "hits", "-n", "1"]);
+    assert_eq!(paths(&before, "memories"), ["facts/ci-runner-limits.md"]);
+    let tree = || {
+        let mut files = Vec::new();
+        for entry in walkdir(&env.project()) {
+            files.push((entry.clone(), std::fs::read(&entry).unwrap_or_default()));
+        }
+        files
+    };
+    let untouched = tree();
+    env.mem(["mv", "facts/ci-runner-limits", "pitfalls/ci-runner-limits", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(contains("would rename"));
+    assert!(tree() == untouched, "a dry run wrote something");
+    env.mem(["mv", "facts/ci-runner-limits", "pitfalls/ci-runner-limits"]).assert().success();
+    let history = env.json(["history", "pitfalls/ci-runner-limits"]);
+    assert_eq!(history["versions"].as_array().unwrap().len(), 1, "{history}");
+    let after = env.json(["list", "--sort", "hits", "-n", "1"]);
+    assert_eq!(paths(&after, "memories"), ["pitfalls/ci-runner-limits.md"]);
+    env.mem(["compile", "--check"]).assert().success();
+
+    // forget and restore take --dry-run too.
+    let untouched = tree();
+    env.mem(["forget", "pitfalls/ci-runner-limits", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(contains("would forget"));
+    assert!(tree() == untouched, "a dry run wrote something");
+    env.mem(["forget", "pitfalls/ci-runner-limits"]).assert().success();
+    let untouched = tree();
+    let would = env.json(["restore", "pitfalls/ci-runner-limits", "--dry-run"]);
+    assert_eq!(would["restored"][0]["action"], "would restore");
+    assert!(tree() == untouched, "a dry run wrote something");
+}
+
+#[test]
+fn restore_all_brings_back_what_has_a_free_place() {
+    let env = Env::with_fixture("demo");
+    env.mem(["restore", "--all"]).assert().code(1).stderr(contains("the trash is empty"));
+    env.mem(["forget", "facts/staging-cluster"]).assert().success();
+    env.mem(["forget", "decisions/queue-bullmq"]).assert().success();
+    env.mem(["forget", "facts/ci-runner-limits"]).assert().success();
+    // A new memory took one of the places: that copy stays in the trash.
+    env.mem(["remember", "facts/ci-runner-limits", "Runners have 24 GiB now."]).assert().success();
+    let out = env.mem(["--json", "restore", "--all"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut back = paths(&v, "restored");
+    back.sort();
+    assert_eq!(back, ["decisions/queue-bullmq.md", "facts/staging-cluster.md"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("facts/ci-runner-limits"));
+    assert!(env.read("facts/ci-runner-limits.md").contains("24 GiB"));
+    env.mem(["restore", "--all", "facts/a"]).assert().code(2);
+    env.mem(["compile", "--check"]).assert().success();
+}
+
+/// Every file under `dir`, sorted.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
