@@ -125,8 +125,43 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
+impl Command {
+    /// The command's name, as `--json` output names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Recall(_) => "recall",
+            Command::Remember(_) => "remember",
+            Command::List(_) => "list",
+            Command::Inspect(_) => "inspect",
+            Command::History(_) => "history",
+            Command::Edit(_) => "edit",
+            Command::Forget(_) => "forget",
+            Command::Restore(_) => "restore",
+            Command::Rename(_) => "rename",
+            Command::Trash(_) => "trash",
+            Command::Context(_) => "context",
+            Command::Mcp(_) => "mcp",
+            Command::Prompt(_) => "prompt",
+            Command::Trust(_) => "trust",
+            Command::Untrust(_) => "untrust",
+            Command::Compile(_) => "compile",
+            Command::Hook(_) => "hook",
+            Command::Init(_) => "init",
+            Command::Stats(_) => "stats",
+            Command::Lint(_) => "lint",
+            Command::Clean(_) => "clean",
+            Command::Export(_) => "export",
+            Command::Import(_) => "import",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+            Command::MergeDriver(_) => "merge-driver",
+        }
+    }
+}
+
 fn run_command(cli: Cli) -> Result<i32> {
-    let ctx = Context::resolve(&cli.global.options())?;
+    let mut ctx = Context::resolve(&cli.global.options())?;
+    ctx.command = cli.command.name();
     for note in &ctx.roots.notes {
         eprintln!("warning: {}", crate::base::text::terminal_safe(note, false));
     }

@@ -100,6 +100,68 @@ impl Style {
     }
 }
 
+/// The version of the `--json` vocabulary (`docs/json.md`).
+pub const JSON_VERSION: u32 = 1;
+
+/// Keys that hold an epoch-milliseconds time: each gets a sibling
+/// `<key>_iso` (ISO 8601, UTC) in `--json` output.
+const TIME_KEYS: [&str; 5] = ["created", "updated", "last", "trashed_at", "trusted_at"];
+
+/// `value` as every `--json` answer is written: an object starts with
+/// `"schema": "mem-<command>/1"`, ends with `"warnings"` (the lines said on
+/// stderr), and every epoch-ms time has its ISO 8601 sibling.
+pub fn envelope(command: &str, value: serde_json::Value, warnings: &[String]) -> serde_json::Value {
+    use serde_json::Value;
+    let mut value = with_iso(value);
+    if let Value::Object(map) = &mut value {
+        let mut out = serde_json::Map::new();
+        // A report with its own schema (`mem export`'s document) keeps it.
+        let schema = match map.shift_remove("schema") {
+            Some(own) => own,
+            None => Value::from(format!("mem-{command}/{JSON_VERSION}")),
+        };
+        out.insert("schema".into(), schema);
+        let own_warnings = map.shift_remove("warnings");
+        out.append(map);
+        let mut all: Vec<Value> = match own_warnings {
+            Some(Value::Array(list)) => list,
+            _ => Vec::new(),
+        };
+        for w in warnings {
+            if !all.iter().any(|x| x.as_str() == Some(w)) {
+                all.push(Value::from(w.as_str()));
+            }
+        }
+        out.insert("warnings".into(), Value::Array(all));
+        value = Value::Object(out);
+    }
+    value
+}
+
+fn with_iso(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, v) in map {
+                let iso = match (&v, TIME_KEYS.contains(&key.as_str())) {
+                    (Value::Number(n), true) => n
+                        .as_i64()
+                        .map(|ms| (format!("{key}_iso"), crate::base::time::iso_second(ms))),
+                    _ => None,
+                };
+                out.insert(key, with_iso(v));
+                if let Some((k, text)) = iso {
+                    out.insert(k, Value::from(text));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(list) => Value::Array(list.into_iter().map(with_iso).collect()),
+        other => other,
+    }
+}
+
 /// Print a report as the context asks; returns the exit code.
 pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     emit_whole(ctx, report).0
@@ -111,7 +173,9 @@ pub fn emit_whole<R: Report>(ctx: &Context, report: &R) -> (i32, bool) {
     let style = Style { color: ctx.color };
     let text = if ctx.json {
         report.json_text().unwrap_or_else(|| {
-            let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
+            let value = serde_json::to_value(report).unwrap_or_default();
+            let value = envelope(ctx.command, value, report.warnings());
+            let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
             s.push('\n');
             s
         })

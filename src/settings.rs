@@ -36,6 +36,8 @@ pub struct Context {
     pub role: Option<String>,
     /// `$MEM_TRUST_ALL=1`: inject project roots without `mem trust` (CI, scripts).
     pub trust_all: bool,
+    /// The command being run, as `--json` names it (`"schema": "mem-list/1"`).
+    pub command: &'static str,
 }
 
 /// The global options, as parsed.
@@ -77,7 +79,19 @@ impl Context {
             .map_or(Lang::En, |v| if v.starts_with("zh") { Lang::Zh } else { Lang::En });
         let role = env::var("MEM_ROLE").ok().filter(|r| !r.is_empty());
         let trust_all = env::var("MEM_TRUST_ALL").is_ok_and(|v| v == "1" || v == "true");
-        Ok(Context { roots, selection, now_ms, json: opts.json, color, cwd, lang, role, trust_all })
+        let command = "mem";
+        Ok(Context {
+            roots,
+            selection,
+            now_ms,
+            json: opts.json,
+            color,
+            cwd,
+            lang,
+            role,
+            trust_all,
+            command,
+        })
     }
 
     /// The roots to read, project first, leaving out those not created yet.

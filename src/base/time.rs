@@ -52,6 +52,15 @@ pub fn iso_minute(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}Z", minutes / 60, minutes % 60)
 }
 
+/// `ms` as ISO 8601 in UTC to the second, `2026-03-01T10:20:30Z`: the
+/// form `--json` adds beside every epoch-ms time.
+pub fn iso_second(ms: i64) -> String {
+    let (days, rest) = (ms.div_euclid(DAY_MS), ms.rem_euclid(DAY_MS));
+    let (y, m, d) = civil_from_days(days);
+    let s = rest / 1000;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// Days since 1970-01-01 for a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

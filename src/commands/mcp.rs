@@ -158,38 +158,42 @@ impl Server {
             no_track: false,
             trusted: true,
         };
-        answer(self.context().and_then(|ctx| {
-            let mut args = args;
-            let session = p.session_id.as_deref().filter(|s| !s.is_empty());
-            let roots: Vec<crate::model::roots::Root> =
-                ctx.read_roots()?.into_iter().cloned().collect();
-            let roots: Vec<&crate::model::roots::Root> = roots.iter().collect();
-            // Locked until this call's results are recorded.
-            let shown = session.map(|id| crate::store::session::Shown::open(&roots, id, false));
-            // What the session was shown is left out; the rest fills the limit.
-            let limit = args.limit;
-            let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
-            args.limit = limit.saturating_add(seen_before.min(200) as u16);
-            let mut report = recall::run_trusted(&ctx, &args)?;
-            // The reply repeats the query it answers, not a pasted log.
-            report.query = crate::model::memory::truncate(&report.query, 200);
-            if let Some(shown) = &shown {
-                let seen = |f: &recall::Found| shown.contains(f.root, &f.path, f.updated);
-                let skipped = report.results.iter().filter(|f| seen(f)).count();
-                report.results.retain(|f| !seen(f));
-                report.results.truncate(usize::from(limit));
-                if skipped > 0 {
-                    report.warnings.push(format!(
-                        "{skipped} result(s) this session was already shown were left out"
-                    ));
+        answer(
+            "recall",
+            self.context().and_then(|ctx| {
+                let mut args = args;
+                let session = p.session_id.as_deref().filter(|s| !s.is_empty());
+                let roots: Vec<crate::model::roots::Root> =
+                    ctx.read_roots()?.into_iter().cloned().collect();
+                let roots: Vec<&crate::model::roots::Root> = roots.iter().collect();
+                // Locked until this call's results are recorded.
+                let shown = session.map(|id| crate::store::session::Shown::open(&roots, id, false));
+                // What the session was shown is left out; the rest fills the limit.
+                let limit = args.limit;
+                let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
+                args.limit = limit.saturating_add(seen_before.min(200) as u16);
+                let mut report = recall::run_trusted(&ctx, &args)?;
+                // The reply repeats the query it answers, not a pasted log.
+                report.query = crate::model::memory::truncate(&report.query, 200);
+                if let Some(shown) = &shown {
+                    let seen = |f: &recall::Found| shown.contains(f.root, &f.path, f.updated);
+                    let skipped = report.results.iter().filter(|f| seen(f)).count();
+                    report.results.retain(|f| !seen(f));
+                    report.results.truncate(usize::from(limit));
+                    if skipped > 0 {
+                        report.warnings.push(format!(
+                            "{skipped} result(s) this session was already shown were left out"
+                        ));
+                    }
+                    let results =
+                        report.results.iter().map(|f| (f.root, f.path.as_str(), f.updated));
+                    shown.record(results, false, ctx.now_ms);
+                } else {
+                    report.results.truncate(usize::from(limit));
                 }
-                let results = report.results.iter().map(|f| (f.root, f.path.as_str(), f.updated));
-                shown.record(results, false, ctx.now_ms);
-            } else {
-                report.results.truncate(usize::from(limit));
-            }
-            Ok(report)
-        }))
+                Ok(report)
+            }),
+        )
     }
     /// Save or update one durable memory as a Markdown file ("category/slug"). Worth saving:
     /// facts about the project or its environment, decisions with their reasons, pitfalls
@@ -202,9 +206,10 @@ impl Server {
     #[tool]
     fn memory_remember(&self, Parameters(p): Parameters<RememberParams>) -> CallToolResult {
         if p.body.as_deref() == Some("-") {
-            return answer::<remember::Report>(Err(
-                Error::input("body `-` would read stdin").hint("pass the text itself as body")
-            ));
+            return answer::<remember::Report>(
+                "remember",
+                Err(Error::input("body `-` would read stdin").hint("pass the text itself as body")),
+            );
         }
         let args = remember::Args {
             path: p.path,
@@ -221,36 +226,40 @@ impl Server {
             supersedes: p.supersedes,
             allow_secret: false,
         };
-        answer(self.context().and_then(|ctx| {
-            let gated = agent::gated_dir(&ctx);
-            let mut report =
-                remember::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
-            if let Some(dir) = &gated {
-                agent::scrub(&mut report.warnings, dir);
-            }
-            let (_, _, gate) = agent::gated(ctx.clone());
-            let project = ctx.roots.project.as_ref().filter(|p| p.exists());
-            let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
-            if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
-                let trusted =
-                    |file: &str| RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel));
-                // A near-duplicate note names another memory: only a trusted one,
-                // or the note would tell the agent what an untrusted file says.
-                report.warnings.retain(|w| {
-                    let Some(rest) = w.strip_prefix("nearly the same as project ") else {
-                        return true;
-                    };
-                    rest.split_whitespace().next().is_some_and(|file| trusted(file).is_some())
-                });
-                if report.scope == Scope::Project {
-                    // The reply lists the category: only what the user trusted of it.
-                    report.manifest.retain_mut(|(file, summary)| {
-                        trusted(file).map(|m| *summary = m.summary).is_some()
-                    });
+        answer(
+            "remember",
+            self.context().and_then(|ctx| {
+                let gated = agent::gated_dir(&ctx);
+                let mut report = remember::run(&ctx, &args)
+                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                if let Some(dir) = &gated {
+                    agent::scrub(&mut report.warnings, dir);
                 }
-            }
-            Ok(report)
-        }))
+                let (_, _, gate) = agent::gated(ctx.clone());
+                let project = ctx.roots.project.as_ref().filter(|p| p.exists());
+                let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
+                if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
+                    let trusted = |file: &str| {
+                        RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel))
+                    };
+                    // A near-duplicate note names another memory: only a trusted one,
+                    // or the note would tell the agent what an untrusted file says.
+                    report.warnings.retain(|w| {
+                        let Some(rest) = w.strip_prefix("nearly the same as project ") else {
+                            return true;
+                        };
+                        rest.split_whitespace().next().is_some_and(|file| trusted(file).is_some())
+                    });
+                    if report.scope == Scope::Project {
+                        // The reply lists the category: only what the user trusted of it.
+                        report.manifest.retain_mut(|(file, summary)| {
+                            trusted(file).map(|m| *summary = m.summary).is_some()
+                        });
+                    }
+                }
+                Ok(report)
+            }),
+        )
     }
 
     /// Forget a memory that is wrong or no longer true: the file moves to the root's .trash/
@@ -259,15 +268,18 @@ impl Server {
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
         let args = forget::Args { path: p.path, dry_run: false };
-        answer(self.context().and_then(|ctx| {
-            let gated = agent::gated_dir(&ctx);
-            let mut report =
-                forget::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
-            if let Some(dir) = &gated {
-                agent::scrub(&mut report.warnings, dir);
-            }
-            Ok(report)
-        }))
+        answer(
+            "forget",
+            self.context().and_then(|ctx| {
+                let gated = agent::gated_dir(&ctx);
+                let mut report = forget::run(&ctx, &args)
+                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                if let Some(dir) = &gated {
+                    agent::scrub(&mut report.warnings, dir);
+                }
+                Ok(report)
+            }),
+        )
     }
 
     /// Show one memory in full (metadata, body, version chain, saved versions) as JSON; or,
@@ -275,32 +287,35 @@ impl Server {
     #[tool]
     fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
         let args = inspect::Args { path: p.path, secrets: false };
-        answer(self.context().and_then(|ctx| {
-            // Like recall: an untrusted project root's text is not handed to the agent.
-            let gated = agent::gated_dir(&ctx);
-            let (ctx, note, gate) = agent::gated(ctx);
-            let mut report = inspect::run(&ctx, &args)
-                .map_err(|e| agent::scrub_error(e, gated.as_deref()))
-                .map_err(|e| match &note {
-                    Some(note) => e.hint(note.clone()),
-                    None => e,
-                })?;
-            if let Some((root, gate)) = &gate {
-                match &mut report {
-                    inspect::Report::Detail(detail) => trusted_detail(detail, root, gate)?,
-                    inspect::Report::Overview(overview) => {
-                        let before = overview.problems.len();
-                        overview.problems.retain(|p| !p.path.starts_with(&root.dir));
-                        let dropped = before - overview.problems.len();
-                        if dropped > 0 {
-                            agent::note_dropped(&mut overview.notes, dropped);
+        answer(
+            "inspect",
+            self.context().and_then(|ctx| {
+                // Like recall: an untrusted project root's text is not handed to the agent.
+                let gated = agent::gated_dir(&ctx);
+                let (ctx, note, gate) = agent::gated(ctx);
+                let mut report = inspect::run(&ctx, &args)
+                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))
+                    .map_err(|e| match &note {
+                        Some(note) => e.hint(note.clone()),
+                        None => e,
+                    })?;
+                if let Some((root, gate)) = &gate {
+                    match &mut report {
+                        inspect::Report::Detail(detail) => trusted_detail(detail, root, gate)?,
+                        inspect::Report::Overview(overview) => {
+                            let before = overview.problems.len();
+                            overview.problems.retain(|p| !p.path.starts_with(&root.dir));
+                            let dropped = before - overview.problems.len();
+                            if dropped > 0 {
+                                agent::note_dropped(&mut overview.notes, dropped);
+                            }
                         }
+                        inspect::Report::Secrets { .. } => {}
                     }
-                    inspect::Report::Secrets { .. } => {}
                 }
-            }
-            Ok(report)
-        }))
+                Ok(report)
+            }),
+        )
     }
 }
 
@@ -375,12 +390,15 @@ fn trusted_detail(detail: &mut inspect::Detail, root: &Root, gate: &Gate) -> err
 
 /// A report as JSON text, then its warnings in plain words; an error as a
 /// tool error with its hint. (The CLI's notices name CLI commands: left out.)
-fn answer<R: Report>(result: error::Result<R>) -> CallToolResult {
+fn answer<R: Report>(command: &str, result: error::Result<R>) -> CallToolResult {
     let report = match result {
         Ok(report) => report,
         Err(err) => return CallToolResult::error(vec![ContentBlock::text(err.to_string())]),
     };
-    let json = match serde_json::to_string_pretty(&report) {
+    // The same JSON as `mem <command> --json` writes.
+    let value = serde_json::to_value(&report)
+        .map(|v| crate::output::envelope(command, v, report.warnings()));
+    let json = match value.and_then(|v| serde_json::to_string_pretty(&v)) {
         Ok(json) => json,
         Err(e) => return CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     };

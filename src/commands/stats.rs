@@ -44,6 +44,8 @@ pub struct Languages {
 pub struct HitStats {
     pub total: u64,
     pub never_hit: usize,
+    /// The most recalled, as `{"path", "count"}`.
+    #[serde(serialize_with = "path_count")]
     pub top: Vec<(String, u64)>,
 }
 
@@ -68,7 +70,10 @@ pub struct RootStats {
     pub shadowed: usize,
     pub hits: HitStats,
     /// (path, updated) of the least and most recently updated memory.
+    /// As `{"path", "updated"}`.
+    #[serde(serialize_with = "path_updated")]
     pub oldest: Option<(String, i64)>,
+    #[serde(serialize_with = "path_updated")]
     pub newest: Option<(String, i64)>,
     pub bytes: u64,
     pub resident_tokens: usize,
@@ -100,6 +105,24 @@ pub fn max_entries() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_MAX_ENTRIES)
+}
+
+fn path_count<S: serde::Serializer>(
+    top: &[(String, u64)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let list: Vec<_> =
+        top.iter().map(|(path, count)| serde_json::json!({"path": path, "count": count})).collect();
+    list.serialize(s)
+}
+
+fn path_updated<S: serde::Serializer>(
+    at: &Option<(String, i64)>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    at.as_ref()
+        .map(|(path, updated)| serde_json::json!({"path": path, "updated": updated}))
+        .serialize(s)
 }
 
 /// Gather the figures.

@@ -257,9 +257,16 @@ fn an_error_under_json_is_json_on_stdout_too() {
     let out = env.mem(["inspect", "facts/nope", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    assert!(v["error"]["message"].as_str().unwrap().contains("facts/nope.md"), "{v}");
-    assert_eq!(v["error"]["exit_code"], 2);
+    assert_eq!(v["schema"], "mem-error/1");
+    assert!(v["error"].as_str().unwrap().contains("facts/nope.md"), "{v}");
+    assert!(v["hint"].as_str().unwrap().contains("mem list"), "{v}");
+    assert_eq!(v["exit_code"], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("facts/nope.md"));
+    // A usage error too.
+    let out = env.mem(["list", "--limit", "0", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(v["error"].as_str().unwrap().contains("--limit"), "{v}");
     // Without --json, stdout stays empty.
     let plain = env.mem(["inspect", "facts/nope"]).output().unwrap();
     assert!(plain.stdout.is_empty());

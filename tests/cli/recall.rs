@@ -11,6 +11,7 @@ use crate::env::Env;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Output {
+    schema: String,
     query: String,
     results: Vec<Found>,
     warnings: Vec<String>,
@@ -27,6 +28,7 @@ struct Found {
     score: f64,
     matched: Vec<String>,
     updated: i64,
+    updated_iso: String,
     age: String,
     superseded_by: Option<String>,
     file: String,

@@ -48,6 +48,8 @@ pub struct Report {
     pub compiled: Vec<String>,
     /// The category after the write, (file, summary) per memory: the one
     /// written and the most recently updated others.
+    /// As `{"path", "summary"}`.
+    #[serde(serialize_with = "path_summary")]
     pub manifest: Vec<(String, String)>,
     /// Memories of the category not in `manifest`.
     pub manifest_more: usize,
@@ -210,6 +212,18 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
         );
     }
     Ok(old.file())
+}
+
+fn path_summary<S: serde::Serializer>(
+    list: &[(String, String)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    let list: Vec<_> = list
+        .iter()
+        .map(|(path, summary)| serde_json::json!({"path": path, "summary": summary}))
+        .collect();
+    list.serialize(s)
 }
 
 impl crate::output::Report for Report {
