@@ -39,7 +39,12 @@ struct Found {
 fn recall(env: &Env, args: &[&str]) -> Output {
     let out = env.mem(["recall", "--json"]).args(args).output().unwrap();
     assert!(out.status.code() == Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let parsed: Output = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(parsed.schema, "mem-recall/1");
+    for found in &parsed.results {
+        assert!(found.updated_iso.ends_with('Z') && found.updated_iso.contains('T'), "{found:?}");
+    }
+    parsed
 }
 
 fn paths(out: &Output) -> Vec<&str> {
