@@ -104,7 +104,8 @@ impl Style {
 pub const JSON_VERSION: u32 = 1;
 
 /// Keys that hold an epoch-milliseconds time: each gets a sibling
-/// `<key>_iso` (ISO 8601, UTC) in `--json` output.
+/// `<key>_iso` (ISO 8601, UTC) in `--json` output, except inside a
+/// memory's `frontmatter` (its data, as written).
 const TIME_KEYS: [&str; 5] = ["created", "updated", "last", "trashed_at", "trusted_at"];
 
 /// `value` as every `--json` answer is written: an object starts with
@@ -150,7 +151,9 @@ fn with_iso(value: serde_json::Value) -> serde_json::Value {
                         .map(|ms| (format!("{key}_iso"), crate::base::time::iso_second(ms))),
                     _ => None,
                 };
-                out.insert(key, with_iso(v));
+                // A memory's frontmatter is its data, shown as written.
+                let v = if key == "frontmatter" { v } else { with_iso(v) };
+                out.insert(key, v);
                 if let Some((k, text)) = iso {
                     out.insert(k, Value::from(text));
                 }
@@ -205,6 +208,26 @@ pub fn emit_whole<R: Report>(ctx: &Context, report: &R) -> (i32, bool) {
 mod tests {
     use super::*;
     use crate::base::text::one_line;
+
+    #[test]
+    fn the_envelope_names_the_command_first_warnings_last_and_adds_iso_times() {
+        let value = serde_json::json!({
+            "warnings": ["own"],
+            "memory": {"path": "facts/a.md", "updated": 0, "hits": {"last": 86_400_000}},
+            "frontmatter": {"updated": 5},
+        });
+        let out = envelope("inspect", value, &["own".into(), "said".into()]);
+        let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["schema", "memory", "frontmatter", "warnings"]);
+        assert_eq!(out["schema"], "mem-inspect/1");
+        assert_eq!(out["warnings"], serde_json::json!(["own", "said"]));
+        assert_eq!(out["memory"]["updated_iso"], "1970-01-01T00:00:00Z");
+        assert_eq!(out["memory"]["hits"]["last_iso"], "1970-01-02T00:00:00Z");
+        assert!(out["frontmatter"].get("updated_iso").is_none());
+        // A document with its own schema keeps it.
+        let own = envelope("export", serde_json::json!({"schema": "mem-export/1"}), &[]);
+        assert_eq!(own["schema"], "mem-export/1");
+    }
 
     #[test]
     fn control_characters_are_shown_escaped() {

@@ -50,6 +50,10 @@ pub enum Format {
 pub struct Export {
     pub schema: String,
     pub memories: Vec<Exported>,
+    /// What `mem export --json` said on stderr too; read and ignored, so
+    /// its output imports as well as the file `--output` writes.
+    #[serde(default, skip_serializing)]
+    pub warnings: Vec<String>,
 }
 
 /// One exported memory.
@@ -119,7 +123,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
         }
     }
-    let export = Export { schema: SCHEMA.into(), memories };
+    let export = Export { schema: SCHEMA.into(), memories, warnings: Vec::new() };
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&export).unwrap_or_default() + "\n",
         Format::Markdown => markdown(&export),

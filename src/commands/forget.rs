@@ -61,7 +61,11 @@ pub struct Report {
     /// as in every command's output).
     #[serde(rename = "root")]
     pub scope: Scope,
+    /// Where the file was (`from_file` in JSON).
+    #[serde(rename = "from_file")]
     pub from: PathBuf,
+    /// Where the file is now (`file` in JSON, as everywhere).
+    #[serde(rename = "file")]
     pub to: PathBuf,
     /// Generated files rewritten by the recompile that follows the move.
     pub compiled: Vec<String>,

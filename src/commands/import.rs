@@ -12,7 +12,7 @@ use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
-use crate::model::roots::Root;
+use crate::model::roots::{Root, Scope};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::state::{self};
@@ -42,7 +42,9 @@ pub struct Args {
 /// What import did (or would do) to each memory.
 #[derive(Debug, Serialize)]
 pub struct Report {
-    pub root: PathBuf,
+    pub root: Scope,
+    /// The root's folder.
+    pub dir: PathBuf,
     pub dry_run: bool,
     /// path → created, updated, unchanged
     pub actions: BTreeMap<String, &'static str>,
@@ -209,7 +211,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             compiled = refresh(root)?.0;
         }
     }
-    Ok(Report { root: root.dir.clone(), dry_run: args.dry_run, actions, skipped, compiled })
+    Ok(Report {
+        root: root.scope,
+        dir: root.dir.clone(),
+        dry_run: args.dry_run,
+        actions,
+        skipped,
+        compiled,
+    })
 }
 
 fn target(ctx: &Context) -> Result<&Root> {
@@ -247,11 +256,11 @@ impl crate::output::Report for Report {
         if self.actions.values().all(|a| *a == "unchanged") {
             return format!(
                 "nothing to import into {}: its {} memories are as the export has them\n{skipped}",
-                self.root.display(),
+                self.dir.display(),
                 self.actions.len()
             );
         }
-        let mut out = format!("{verb} {}\n", self.root.display());
+        let mut out = format!("{verb} {}\n", self.dir.display());
         for (path, action) in self.actions.iter().filter(|(_, a)| **a != "unchanged") {
             out.push_str(&format!("  {action:<9} {}\n", style.path(path)));
         }

@@ -56,6 +56,8 @@ pub struct Report {
     /// as in every command's output).
     #[serde(rename = "root")]
     pub scope: Scope,
+    /// The root's folder (`dir` in JSON, as in `stats` and `inspect`).
+    #[serde(rename = "dir")]
     pub root: PathBuf,
     pub lang: Lang,
     pub categories: Vec<&'static str>,

@@ -35,8 +35,14 @@ pub struct Args {
 pub struct Report {
     pub dry_run: bool,
     pub root: Scope,
+    /// The memory's path before (`from_path` in JSON).
+    #[serde(rename = "from_path")]
     pub from: String,
+    /// Its path now (`path` in JSON, as everywhere).
+    #[serde(rename = "path")]
     pub to: String,
+    /// Its file now.
+    pub file: std::path::PathBuf,
     /// Memories whose `supersedes` or `superseded_by` now name the new path.
     pub relinked: Vec<String>,
     pub compiled: Vec<String>,
@@ -94,6 +100,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             root,
             from: old,
             to: new,
+            file: target,
             relinked,
             compiled,
             warnings,
@@ -149,6 +156,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         root: root.scope,
         from: old,
         to: new,
+        file: target,
         relinked,
         compiled,
         warnings,

@@ -39,6 +39,8 @@ pub struct UntrustArgs {}
 /// What changed.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// The project root's folder (`dir` in JSON, as in `stats` and `inspect`).
+    #[serde(rename = "dir")]
     pub root: PathBuf,
     pub trusted: bool,
     pub changed: bool,

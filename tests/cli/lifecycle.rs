@@ -340,7 +340,7 @@ fn rename_moves_the_file_as_it_is_relinks_supersedes_and_keeps_trust() {
     env.mem(["trust", "--yes"]).assert().success();
     let before = env.read("decisions/orm-prisma.md");
     let done = env.json(["rename", "decisions/orm-prisma", "decisions/orm-prisma-2023"]);
-    assert_eq!(done["to"], "decisions/orm-prisma-2023.md");
+    assert_eq!(done["path"], "decisions/orm-prisma-2023.md");
     assert_eq!(done["relinked"], serde_json::json!(["decisions/orm-drizzle.md"]));
     assert!(!env.project().join("decisions/orm-prisma.md").exists());
     assert_eq!(env.read("decisions/orm-prisma-2023.md"), before, "moved byte for byte");

@@ -292,6 +292,12 @@ fn export_then_import_of_an_unchanged_tree_writes_nothing() {
     assert_eq!(before, after, "a file was written");
     assert!(!env.project().join(".history").exists(), "history copies of unchanged memories");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // What `export --json` prints (with its warnings) imports as well.
+    let printed = env.tmp.path().join("printed.json");
+    std::fs::write(&printed, env.stdout(["export", "--json"])).unwrap();
+    let again = env.json(["import", printed.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(again["root"], "project");
+    assert!(again["actions"].as_object().unwrap().values().all(|a| a == "unchanged"), "{again}");
 }
 
 #[test]

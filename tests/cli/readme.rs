@@ -193,7 +193,7 @@ fn every_verb_the_readme_shows_exists() {
 
 /// Words of a shell line: spaces split, double quotes group, `#` starts a
 /// comment.
-fn shell_words(line: &str) -> Vec<String> {
+pub fn shell_words(line: &str) -> Vec<String> {
     let (mut words, mut word, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
     for c in line.chars() {
         match c {

@@ -117,9 +117,9 @@ async def session(mem, project):
 
             gone = report(await s.call_tool("memory_forget", {"path": "facts/mcp-note"}), "memory_forget")
             check(not (memory / "facts/mcp-note.md").exists(), "facts/mcp-note.md is still there")
-            check(Path(gone["to"]).is_file(), f"not in the trash: {gone['to']}")
-            check(Path(gone["to"]).parent.parent.name == ".trash", f"trash path {gone['to']}")
-            print(f"forget facts/mcp-note: moved to {gone['to']}")
+            check(Path(gone["file"]).is_file(), f"not in the trash: {gone['file']}")
+            check(Path(gone["file"]).parent.parent.name == ".trash", f"trash path {gone['file']}")
+            print(f"forget facts/mcp-note: moved to {gone['file']}")
 
             missing = await s.call_tool("memory_forget", {"path": "facts/mcp-note"})
             check(missing.is_error, "forgetting a missing memory did not fail")

@@ -18,7 +18,11 @@ impl Report {
             if self.is_empty() {
                 return String::new();
             }
-            serde_json::to_string_pretty(self).unwrap_or_default()
+            // The envelope every --json answer has, measured with the rest.
+            let value = serde_json::to_value(self).unwrap_or_default();
+            let warnings = crate::output::Report::warnings(self);
+            let value = crate::output::envelope("context", value, warnings);
+            serde_json::to_string_pretty(&value).unwrap_or_default()
         } else {
             crate::base::text::terminal_safe(&self.render(), false).into_owned()
         }

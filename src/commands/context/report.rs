@@ -67,6 +67,15 @@ pub struct LeftOut {
 }
 
 /// The context block.
+fn trigger_path<S: serde::Serializer>(
+    rows: &[(String, String)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let rows: Vec<_> =
+        rows.iter().map(|(t, p)| serde_json::json!({"trigger": t, "path": p})).collect();
+    rows.serialize(s)
+}
+
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub query: Option<String>,
@@ -76,7 +85,9 @@ pub struct Report {
     pub used: usize,
     pub plans: Vec<Plan>,
     pub entries: Vec<Entry>,
-    /// (trigger, file) rows, when they fit the budget.
+    /// (trigger, file) rows, when they fit the budget; in JSON
+    /// `{"trigger", "path"}`.
+    #[serde(serialize_with = "trigger_path")]
     pub routing: Vec<(String, String)>,
     pub left_out: LeftOut,
     /// Tokens the hard rules need, when they alone exceed the budget.
