@@ -10,3 +10,4 @@ pub mod progress;
 pub mod secrets;
 pub mod text;
 pub mod time;
+pub mod zone;

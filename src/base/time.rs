@@ -61,6 +61,32 @@ pub fn iso_second(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// Epoch milliseconds as the local date and time, to the minute
+/// (`2026-12-01 14:37`): the time zone is the system's (see
+/// [`crate::base::zone`]).
+pub fn local_minute(ms: i64) -> String {
+    let local = ms + crate::base::zone::offset_at(ms) * 1000;
+    let (days, rest) = (local.div_euclid(DAY_MS), local.rem_euclid(DAY_MS));
+    let (y, m, d) = civil_from_days(days);
+    let minutes = rest / 60_000;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// Now and the language: what a report needs to say when something was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    pub now_ms: i64,
+    pub lang: Lang,
+}
+
+impl Clock {
+    /// `ms` as a person reads it: the local date and time, and how long ago
+    /// (`2026-06-09 13:03, 5 months ago`).
+    pub fn when(&self, ms: i64) -> String {
+        format!("{}, {}", local_minute(ms), relative_age(ms, self.now_ms, self.lang))
+    }
+}
+
 /// Days since 1970-01-01 for a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

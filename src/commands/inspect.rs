@@ -1,6 +1,7 @@
 //! `mem inspect`: without a path, the roots and their health; with one, a
 //! memory with its metadata, version chain and saved versions.
 
+use crate::base::time::Clock;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -86,6 +87,8 @@ pub struct Detail {
     pub shadows: Option<PathBuf>,
     /// Recall hits from the root's `.state.json`.
     pub hits: Hits,
+    #[serde(skip)]
+    clock: Clock,
 }
 
 /// What inspect shows.
@@ -209,6 +212,7 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
         history,
         shadows,
         hits,
+        clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang },
     })
 }
 
@@ -286,8 +290,8 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("kind", m.kind.clone());
     row("summary", m.summary.clone());
     row("highlight", m.highlight.clone());
-    row("created", crate::base::time::iso_minute(m.created));
-    row("updated", crate::base::time::iso_minute(m.updated));
+    row("created", d.clock.when(m.created));
+    row("updated", d.clock.when(m.updated));
     row("load_when", m.load_when.join(", "));
     row("tags", m.tags.join(", "));
     row("pinned", if m.pinned { "yes".into() } else { String::new() });
@@ -297,13 +301,13 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("superseded_by", links(&d.superseded_by));
     row("shadows", d.shadows.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
     if d.hits.count > 0 {
-        row("hits", format!("{} (last {})", d.hits.count, d.hits.last));
+        row("hits", format!("{} (last {})", d.hits.count, d.clock.when(d.hits.last)));
     }
     row(
         "history",
         d.history
             .iter()
-            .map(|v| crate::base::time::iso_minute(v.updated))
+            .map(|v| crate::base::time::local_minute(v.updated))
             .collect::<Vec<_>>()
             .join(", "),
     );

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::text::is_cjk;
+use crate::base::time::Clock;
 use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
 use crate::model::memory::{RESIDENT_BUDGET, over_budget};
@@ -86,6 +87,8 @@ pub struct RootStats {
 pub struct Report {
     pub roots: Vec<RootStats>,
     pub warnings: Vec<String>,
+    #[serde(skip)]
+    clock: Clock,
 }
 
 /// The language of a text: `zh` (CJK, no Latin word), `en` (no CJK) or `mixed`.
@@ -157,7 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
         roots.push(stats);
     }
-    Ok(Report { roots, warnings })
+    Ok(Report { roots, warnings, clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang } })
 }
 
 fn root_stats(
@@ -263,9 +266,9 @@ impl crate::output::Report for Report {
                 out.push_str(&format!(
                     "  oldest     {} ({})\n  newest     {} ({})\n",
                     old.0,
-                    crate::base::time::iso_minute(old.1),
+                    self.clock.when(old.1),
                     new.0,
-                    crate::base::time::iso_minute(new.1)
+                    self.clock.when(new.1)
                 ));
             }
             out.push_str(&format!(

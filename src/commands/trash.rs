@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::base::time::iso_minute;
+use crate::base::time::Clock;
 use crate::model::relpath::{check_category, check_slug};
 use crate::model::roots::Scope;
 use crate::output::Style;
@@ -39,6 +39,8 @@ pub struct Trashed {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub trashed: Vec<Trashed>,
+    #[serde(skip)]
+    clock: Clock,
 }
 
 /// List `<root>/.trash/<category>/<slug>.<ms>.md`, newest first.
@@ -71,7 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     trashed.sort_by(|a, b| b.trashed_at.cmp(&a.trashed_at).then_with(|| a.path.cmp(&b.path)));
     trashed.truncate(args.limit.map_or(usize::MAX, |n| n as usize));
-    Ok(Report { trashed })
+    Ok(Report { trashed, clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang } })
 }
 
 impl crate::output::Report for Report {
@@ -87,7 +89,7 @@ impl crate::output::Report for Report {
                 "{:<8}{}{pad}  trashed {}  mem restore {}\n",
                 t.root.name(),
                 style.path(&t.path),
-                iso_minute(t.trashed_at),
+                self.clock.when(t.trashed_at),
                 t.path.trim_end_matches(".md")
             ));
         }

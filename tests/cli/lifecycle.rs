@@ -280,16 +280,38 @@ fn list_limits_and_filters_by_tag_and_role_and_names_a_missing_category() {
     env.mem(["list", "-n", "0"]).assert().code(2);
 }
 
+/// A TZif file (version 1) for a zone that is always UTC+8.
+fn utc_plus_8() -> Vec<u8> {
+    let mut b = b"TZif".to_vec();
+    b.extend([0u8; 16]);
+    for count in [0u32, 0, 0, 0, 1, 4] {
+        b.extend(count.to_be_bytes());
+    }
+    b.extend(28_800i32.to_be_bytes());
+    b.extend([0, 0]);
+    b.extend(b"CST\0");
+    b
+}
+
 #[test]
-fn inspect_and_stats_show_dates_a_person_reads() {
+fn inspect_stats_and_trash_show_local_dates_and_ages() {
     let env = Env::with_fixture("demo");
     let shown = env.stdout(["inspect", "rules/deploy-pnpm"]);
     let line = shown.lines().find(|l| l.trim_start().starts_with("created")).unwrap();
-    assert!(line.trim_end().ends_with('Z') && line.contains("-0"), "{line}");
+    assert!(line.ends_with("2026-06-02 14:53, 6 months ago"), "{line}");
+    // In the user's time zone ($TZ names a zone file).
+    let zone = env.tmp.path().join("utc+8");
+    std::fs::write(&zone, utc_plus_8()).unwrap();
+    let tz = zone.to_str().unwrap();
+    let local = env.stdout_with(["inspect", "rules/deploy-pnpm"], &[("TZ", tz)]);
+    assert!(local.contains("2026-06-02 22:53, 6 months ago"), "{local}");
     let stats = env.stdout(["stats"]);
     let oldest = stats.lines().find(|l| l.trim_start().starts_with("oldest")).unwrap();
-    assert!(oldest.trim_end().ends_with("Z)"), "{oldest}");
-    for text in [&shown, &stats] {
+    assert!(oldest.trim_end().ends_with(" ago)"), "{oldest}");
+    env.mem(["forget", "facts/staging-cluster"]).assert().success();
+    let trash = env.stdout(["trash"]);
+    assert!(trash.contains("trashed 2026-11-30 00:00, just now"), "{trash}");
+    for text in [&shown, &stats, &trash] {
         assert!(!text.split(|c: char| !c.is_ascii_digit()).any(|n| n.len() == 13), "{text}");
     }
 }
