@@ -87,6 +87,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input("no memory root to compile").hint("run `mem init` first"));
     }
     let mut reports = Vec::new();
+    let mut outside_git = Vec::new();
     for root in roots {
         let _lock =
             if args.check { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
@@ -94,9 +95,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             |r: &Root| crate::store::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
-        if args.staged {
+        if args.staged && crate::commands::staged::in_repository(&root.dir) {
             reports.push(compile_staged(root)?);
             continue;
+        }
+        if args.staged {
+            // No commit holds it (the global root, usually): judged on disk.
+            outside_git.push(format!(
+                "the {} root {} is not in a git repository: checked as it is on disk",
+                root.scope.name(),
+                root.dir.display()
+            ));
         }
         reports.push(compile_root(root, args.check, args.fix_markers)?);
         // Sections mem added to ROOT.md keep it trusted, as any write through mem does.
@@ -105,8 +114,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
-    let warnings =
+    let mut warnings: Vec<String> =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
+    warnings.extend(outside_git);
     Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
 }
 

@@ -59,6 +59,8 @@ pub struct Report {
     /// The root's folder (`dir` in JSON, as in `stats` and `inspect`).
     #[serde(rename = "dir")]
     pub root: PathBuf,
+    /// False when the root was there already (nothing was changed).
+    pub created: bool,
     pub lang: Lang,
     pub categories: Vec<&'static str>,
 }
@@ -71,9 +73,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         _ => (Scope::Project, ctx.cwd.join(".memory")),
     };
     let root_md = dir.join("ROOT.md");
-    if root_md.exists() {
-        return Err(Error::input(format!("{} already exists", root_md.display()))
-            .hint("this root is already set up; edit ROOT.md by hand, or remove it first"));
+    if root_md.symlink_metadata().is_ok() {
+        // As `git init` in a repository: said, nothing changed, no error.
+        let (created, lang, categories) = (false, args.lang, Vec::new());
+        return Ok(Report { scope, root: dir, created, lang, categories });
     }
     let template = root_template(scope, args.lang);
     write_atomic(&dir, &root_md, template.as_bytes())?;
@@ -94,11 +97,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Generated as `mem compile` would: a new root passes `mem lint`,
     // `mem compile --check` and the pre-commit hook as it is.
     crate::commands::compile::refresh(&crate::model::roots::Root { scope, dir: dir.clone() })?;
-    Ok(Report { scope, root: dir, lang: args.lang, categories: DEFAULT_CATEGORIES.to_vec() })
+    let categories = DEFAULT_CATEGORIES.to_vec();
+    Ok(Report { scope, root: dir, created: true, lang: args.lang, categories })
 }
 
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
+        if !self.created {
+            return format!(
+                "{} is already a {} memory root; nothing changed (edit its ROOT.md by hand)\n",
+                style.path(&self.root.display().to_string()),
+                self.scope.name(),
+            );
+        }
         format!(
             "created {} root {}\n  categories: {}\n  next: mem remember <category>/<slug> \"what to remember\"\n",
             self.scope.name(),

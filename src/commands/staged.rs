@@ -17,6 +17,11 @@ pub struct Staged {
     _dir: tempfile::TempDir,
 }
 
+/// Whether `dir` is inside a git work tree (so a commit can hold it).
+pub fn in_repository(dir: &std::path::Path) -> bool {
+    git(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out == "true")
+}
+
 /// Export the staged files of `root` (regular files only: a staged link is
 /// left out, as the hook's checks never follow one out of the root).
 pub fn export(root: &Root) -> Result<Staged> {

@@ -25,11 +25,12 @@ fn init_creates_root_categories_and_gitignore() {
 }
 
 #[test]
-fn init_refuses_to_overwrite_root_md() {
+fn init_on_a_root_changes_nothing_and_says_so() {
     let env = Env::with_project();
     env.write("ROOT.md", "# mine\n");
-    env.mem(["init"]).assert().code(2).stderr(predicates::str::contains("already exists"));
+    env.mem(["init"]).assert().success().stdout(predicates::str::contains("nothing changed"));
     assert_eq!(env.read("ROOT.md"), "# mine\n");
+    assert_eq!(env.json(["init"])["created"], false);
 }
 
 #[test]

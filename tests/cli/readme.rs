@@ -237,3 +237,62 @@ fn the_tour_runs_as_written_on_a_new_root() {
     }
     assert!(ran >= 10, "{ran} commands");
 }
+
+#[test]
+fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
+    let env = Env::with_fixture("demo");
+    let work = env.work();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&work)
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .env("HOME", env.tmp.path().join("home"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "the demo"]);
+    // `mem` on PATH, as after `cargo install`; the shell runs each line as
+    // written, pipes, redirections and comments included.
+    let bin = assert_cmd::cargo::cargo_bin("mem");
+    let path = std::env::join_paths(
+        std::iter::once(bin.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let mut ran = 0;
+    for (lang, body) in blocks(&readme()) {
+        if lang != "sh" {
+            continue;
+        }
+        for line in body.lines() {
+            let words = shell_words(line);
+            let runs_mem = words.first().is_some_and(|w| w == "mem")
+                || words.windows(2).any(|w| (w[0] == "|" || w[0] == "&&") && w[1] == "mem");
+            if !runs_mem {
+                continue;
+            }
+            let mut cmd = std::process::Command::new("sh");
+            cmd.arg("-c")
+                .arg(line)
+                .current_dir(&work)
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", env.tmp.path().join("home"))
+                .env("MEM_GLOBAL_DIR", env.global())
+                .env("VISUAL", "true");
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "README line failed: {line}\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 35, "{ran} lines");
+}
