@@ -1,0 +1,65 @@
+//! What of a project memory reaches the agent: only the bytes the user
+//! trusted.
+
+use crate::base::error::{self, Error};
+use crate::commands::inspect;
+use crate::model::relpath::RelPath;
+use crate::model::roots::{Root, Scope};
+use crate::store::trust::Gate;
+
+/// Rebuild a project memory's detail from the one buffer whose digest was
+/// checked: metadata, frontmatter and body alike; its version chain only as
+/// far as trusted files lead. A held-back memory is an error that names it.
+pub(super) fn trusted_detail(
+    detail: &mut inspect::Detail,
+    root: &Root,
+    gate: &Gate,
+) -> error::Result<()> {
+    if detail.memory.scope != Scope::Project {
+        return Ok(());
+    }
+    let rel = detail.memory.path.clone();
+    let held = || {
+        Error::input(format!(
+            "{rel} was added or changed since the user trusted this project, so it is held back"
+        ))
+        .hint("the user can review it and run `mem trust` in the project (do not run it for them)")
+    };
+    let text = gate.text(root, &rel).ok_or_else(held)?;
+    let doc = crate::model::frontmatter::Document::parse(&text).map_err(|_| held())?;
+    let memory = crate::model::memory::Memory::from_document(
+        rel.clone(),
+        Scope::Project,
+        &doc,
+        detail.memory.updated,
+    )
+    .0;
+    let chain = |next: fn(&crate::model::memory::Memory) -> Option<&String>,
+                 old: &[inspect::Link]| {
+        let mut links = Vec::new();
+        let mut at = next(&memory).cloned();
+        while let Some(path) = at.take().filter(|_| links.len() < 32) {
+            let Ok(link) = RelPath::parse(&path) else { break };
+            if !link.under(&root.dir).exists() {
+                // Not a project file: the global root's, trusted as it is.
+                let title =
+                    old.iter().find(|l| l.path == link.file()).and_then(|l| l.title.clone());
+                links.push(inspect::Link { path: link.file(), title });
+                break;
+            }
+            let found = gate.memory(root, &link);
+            links.push(inspect::Link {
+                path: link.file(),
+                title: found.as_ref().map(|m| m.title.clone()),
+            });
+            at = found.as_ref().and_then(next).cloned();
+        }
+        links
+    };
+    detail.supersedes = chain(|m| m.supersedes.as_ref(), &detail.supersedes);
+    detail.superseded_by = chain(|m| m.superseded_by.as_ref(), &detail.superseded_by);
+    detail.frontmatter = doc.meta;
+    detail.body = doc.body;
+    detail.memory = memory;
+    Ok(())
+}
