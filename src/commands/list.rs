@@ -49,7 +49,7 @@ pub struct Report {
     pub memories: Vec<Memory>,
     pub problems: Vec<Problem>,
     #[serde(skip)]
-    warnings: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 /// Scan, filter, sort.

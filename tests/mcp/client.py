@@ -17,7 +17,8 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"memory_recall", "memory_remember", "memory_forget", "memory_inspect"}
+TOOLS = {"memory_context", "memory_recall", "memory_list", "memory_inspect",
+         "memory_remember", "memory_forget"}
 PASSED_ENV = ("HOME", "MEM_GLOBAL_DIR", "MEM_NOW", "PATH")
 
 
@@ -125,12 +126,118 @@ async def session(mem, project):
             check(missing.is_error, "forgetting a missing memory did not fail")
             print("forget again: error, as it should")
 
+            await context_and_list(s, memory, mem)
+            await prompts_and_resources(s, memory)
+
+
+async def context_and_list(s, memory, mem):
+    block = await s.call_tool("memory_context", {"query": "how do we deploy", "session_id": "c1", "budget": 1500})
+    check(not block.is_error, f"memory_context failed: {texts(block)}")
+    text = texts(block)[0]
+    check("pnpm" in text and "rules" in text.lower(), f"no hard rules in the block: {text[:300]}")
+    check(len(text) // 4 <= 1500, f"over budget: {len(text)} characters")
+    again = texts(await s.call_tool("memory_context", {"query": "how do we deploy", "session_id": "c1"}))[0]
+    print(f"memory_context: {len(text)} characters, rules and matches; again in the session: {len(again)}")
+
+    listed = report(await s.call_tool("memory_list", {"category": "decisions", "limit": 2}), "memory_list")
+    check(listed["schema"] == "mem-list/1", f"list schema {listed.get('schema')}")
+    paths = [m["path"] for m in listed["memories"]]
+    check(len(paths) == 2 and all(p.startswith("decisions/") for p in paths), f"memory_list: {paths}")
+    tagged = report(await s.call_tool("memory_list", {"tag": "postgres", "sort": "recent"}), "memory_list")
+    check(tagged["memories"] and all("postgres" in [t.lower() for t in m["tags"]] for m in tagged["memories"]),
+          f"tag filter: {tagged['memories']}")
+    bad = await s.call_tool("memory_list", {"sort": "sideways"})
+    check(bad.is_error, "a bad sort was accepted")
+    print(f"memory_list: {paths}, by tag: {len(tagged['memories'])}")
+
+    # The global root, a role: where and for whom a memory goes.
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    subprocess.run([mem, "init", "--global"], env=env, check=True, capture_output=True)
+    saved = report(await s.call_tool("memory_remember", {
+        "path": "preferences/terse-replies", "body": "The user wants short answers without preamble.",
+        "root": "global", "role": "reviewer"}), "memory_remember")
+    check(saved["root"] == "global", f"remember root: {saved}")
+    global_file = Path(os.environ["MEM_GLOBAL_DIR"]) / "preferences/terse-replies.md"
+    check(global_file.is_file() and "role: reviewer" in global_file.read_text(), "not in the global root with its role")
+    hidden = report(await s.call_tool("memory_list", {"category": "preferences"}), "memory_list")
+    check("preferences/terse-replies.md" not in [m["path"] for m in hidden["memories"]],
+          "a reviewer's memory was listed to an agent with no role")
+    wrong = await s.call_tool("memory_remember", {"path": "facts/x", "body": "Some durable fact here.", "root": "nowhere"})
+    check(wrong.is_error and "nowhere" in texts(wrong)[0], f"a bad root: {texts(wrong)}")
+    print("memory_remember: root global and role reviewer; hidden from other roles")
+
+
+async def prompts_and_resources(s, memory):
+    prompts = {p.name: p for p in (await s.list_prompts()).prompts}
+    check(set(prompts) == {"memory-context", "memory-consolidate"}, f"prompts: {sorted(prompts)}")
+    ctx = await s.get_prompt("memory-context", {"query": "timezone bug"})
+    body = ctx.messages[0].content.text
+    check("pnpm" in body and "tz" in body.lower(), f"memory-context prompt: {body[:300]}")
+    cons = await s.get_prompt("memory-consolidate", {})
+    check("memor" in cons.messages[0].content.text.lower(), "memory-consolidate prompt is empty")
+    print(f"prompts: {sorted(prompts)}")
+
+    listed = (await s.list_resources()).resources
+    uris = {str(r.uri) for r in listed}
+    check("mem://context" in uris and "mem://memory/rules/deploy-pnpm" in uris, f"resources: {sorted(uris)[:5]}")
+    templates = (await s.list_resource_templates()).resource_templates
+    check(templates and "{category}" in templates[0].uri_template, f"templates: {templates}")
+    rule = (await s.read_resource("mem://memory/rules/deploy-pnpm")).contents[0].text
+    check(rule == (memory / "rules/deploy-pnpm.md").read_text(), "a memory resource is not its file")
+    block = (await s.read_resource("mem://context")).contents[0].text
+    check("pnpm" in block, f"mem://context: {block[:200]}")
+    for bad in ("mem://memory/../secrets", "mem://memory/rules/nope", "file:///etc/passwd"):
+        try:
+            await s.read_resource(bad)
+            check(False, f"read {bad}")
+        except Failure:
+            raise
+        except Exception:
+            pass
+    print(f"resources: {len(uris)} listed, a memory and the block read, bad addresses refused")
+
+
+async def list_changes(mem, project):
+    """A memory added by someone else: the server says the resource list changed."""
+    memory = Path(project) / ".memory"
+    changed = asyncio.Event()
+
+    async def on_message(message):
+        # The SDK hands over the notification itself (older ones: wrapped in .root).
+        inner = getattr(message, "root", message)
+        if getattr(inner, "method", "") == "notifications/resources/list_changed":
+            changed.set()
+
+    async with stdio_client(server(mem, project, trust_all=True)) as (read, write):
+        async with ClientSession(read, write, message_handler=on_message) as s:
+            await s.initialize()
+            await asyncio.sleep(0.5)
+            (memory / "facts/added-by-hand.md").write_text("---\nsummary: Added in an editor.\n---\nAdded.\n")
+            await asyncio.wait_for(changed.wait(), timeout=10)
+            uris = {str(r.uri) for r in (await s.list_resources()).resources}
+            check("mem://memory/facts/added-by-hand" in uris, "the new memory is not listed")
+            print("resources: list_changed sent after a memory was added by hand")
+
 
 async def untrusted(mem, project):
     """Without MEM_TRUST_ALL, an untrusted project root is left out of recall, with a note."""
     async with stdio_client(server(mem, project, trust_all=False)) as (read, write):
         async with ClientSession(read, write) as s:
             await s.initialize()
+            uris = {str(r.uri) for r in (await s.list_resources()).resources}
+            check("mem://memory/rules/deploy-pnpm" not in uris, f"untrusted memories listed: {sorted(uris)}")
+            try:
+                await s.read_resource("mem://memory/rules/deploy-pnpm")
+                check(False, "an untrusted memory was read")
+            except Failure:
+                raise
+            except Exception:
+                pass
+            listed = report(await s.call_tool("memory_list", {}), "memory_list")
+            check(all(m["root"] != "project" for m in listed["memories"]), "untrusted memories listed")
+            check(any("mem trust" in w for w in listed["warnings"]), f"no trust note: {listed['warnings']}")
+            block = texts(await s.call_tool("memory_context", {}))[0]
+            check("部署脚本" not in block, f"untrusted rules in the block: {block[:300]}")
             found = report(await s.call_tool("memory_recall", {"query": "部署"}), "memory_recall")
             roots = {r["root"] for r in found["results"]}
             check("project" not in roots, f"untrusted project memories were recalled: {found}")
@@ -175,6 +282,16 @@ async def held_back(mem, project):
             check(any("held back" in w and "rules/pulled.md" in w for w in found["warnings"]),
                   f"no held-back note: {found['warnings']}")
             check(paths and all(r["root"] in ("project", "global") for r in found["results"]), f"{found}")
+            listed = report(await s.call_tool("memory_list", {"category": "rules"}), "memory_list")
+            check("rules/pulled.md" not in [m["path"] for m in listed["memories"]], "a pulled rule was listed")
+            check(any("held back" in w for w in listed["warnings"]), f"no held-back note: {listed['warnings']}")
+            try:
+                await s.read_resource("mem://memory/rules/pulled")
+                check(False, "a pulled rule was read as a resource")
+            except Failure:
+                raise
+            except Exception:
+                pass
             pulled = await s.call_tool("memory_inspect", {"path": "rules/pulled"})
             check(pulled.is_error and "held back" in texts(pulled)[0], f"inspect pulled: {texts(pulled)}")
             linked = await s.call_tool("memory_inspect", {"path": "facts/creds"})
@@ -186,6 +303,7 @@ async def held_back(mem, project):
 
 async def run(mem, project):
     await session(mem, project)
+    await list_changes(mem, project)
     await untrusted(mem, project)
     await untrusted_writes(mem, project)
     await held_back(mem, project)

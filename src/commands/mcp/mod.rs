@@ -8,7 +8,13 @@
 use std::io::IsTerminal;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use rmcp::{ServerHandler, ServiceExt, tool_handler};
 use tracing_subscriber::filter::LevelFilter;
 
@@ -17,6 +23,8 @@ use crate::settings::{Context, Options};
 use crate::base::error::{self, Error};
 use crate::output::Report;
 
+mod block;
+mod resources;
 mod tools;
 mod trusted;
 
@@ -32,7 +40,9 @@ const EXAMPLES: &str = "\
 Example (an MCP client's server entry):
   {\"command\": \"mem\", \"args\": [\"mcp\"]}
 
-Tools: memory_recall, memory_remember, memory_forget, memory_inspect.
+Tools: memory_context, memory_recall, memory_list, memory_inspect, memory_remember,
+memory_forget. Prompts: memory-context, memory-consolidate. Resources: mem://context
+and mem://memory/<category>/<slug> (the list changes as files do).
 memory_recall leaves out an untrusted project root (`mem trust`; MEM_TRUST_ALL=1 in CI).
 The log goes to stderr: MEM_LOG=error|warn|info|debug|trace (default warn).";
 
@@ -52,15 +62,59 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
     if std::io::stdin().is_terminal() {
         eprintln!("mem mcp: speaks MCP on stdin/stdout; start it from an MCP client (Ctrl-D ends)");
     }
-    tracing::info!("serving memory_recall, memory_remember, memory_forget, memory_inspect");
+    tracing::info!("serving the memory tools, prompts and resources");
+    let opts = opts.clone();
     runtime.block_on(async move {
         let running = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| Error::input(format!("MCP session did not start: {e}")))?;
+        let peer = running.peer().clone();
+        // The list of resources follows the files: a memory added, removed
+        // or renamed (by anyone) is announced within two seconds.
+        tokio::spawn(async move {
+            let mut last = listing_stamp(&opts);
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                let now = listing_stamp(&opts);
+                if now != last {
+                    last = now;
+                    if peer.notify_resource_list_changed().await.is_err() {
+                        break;
+                    }
+                }
+            }
+        });
         running.waiting().await.map_err(|e| Error::input(format!("MCP session failed: {e}")))?;
         Ok(())
     })
+}
+
+/// What changes when a memory is added, removed or renamed, or trust
+/// changes: each root's folders and `ROOT.md` with their modification
+/// times, and the trust record's. Cheap: no memory is read.
+fn listing_stamp(opts: &Options) -> Vec<(std::path::PathBuf, Option<std::time::SystemTime>)> {
+    let Ok(ctx) = Context::resolve(opts) else { return Vec::new() };
+    let mtime = |p: &std::path::Path| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok();
+    let mut out = Vec::new();
+    let trust = crate::store::trust::records_dir(&ctx.roots.global.dir);
+    out.push((trust.clone(), mtime(&trust)));
+    for root in ctx.selected() {
+        out.push((root.dir.join("ROOT.md"), mtime(&root.dir.join("ROOT.md"))));
+        let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
+        let mut dirs: Vec<_> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        out.extend(dirs.into_iter().map(|d| {
+            let t = mtime(&d);
+            (d, t)
+        }));
+    }
+    out
 }
 
 /// The log on stderr, at `$MEM_LOG` (error, warn, info, debug, trace; default warn).
@@ -85,9 +139,59 @@ pub(super) struct Server {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mem", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(resources::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let args = request.arguments.unwrap_or_default();
+        resources::get_prompt(&ctx, &request.name, &args).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(resources::resources(&ctx)?))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        resources::read(&ctx, &request.uri).map(Into::into)
     }
 }
 

@@ -2,18 +2,19 @@
 //! with the same JSON.
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 
-use super::trusted::trusted_detail;
+use super::trusted::{trusted_detail, trusted_list};
 use super::{Server, answer};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::Error;
-use crate::commands::filter::Filter;
-use crate::commands::{agent, forget, inspect, recall, remember};
+use crate::commands::filter::{Filter, visible_to};
+use crate::commands::{agent, forget, inspect, list, recall, remember};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::settings::Selection;
 use crate::store::trust::Gate;
 
 /// memory_recall's arguments.
@@ -27,6 +28,8 @@ struct RecallParams {
     category: Option<String>,
     /// Only this kind: fact, rule, decision, preference, pitfall, lesson, reference, …
     kind: Option<String>,
+    /// Only memories with this tag
+    tag: Option<String>,
     /// The agent session: memories it was already shown (by `mem context` or an
     /// earlier call) are left out, and these results are remembered
     session_id: Option<String>,
@@ -55,6 +58,42 @@ struct RememberParams {
     pin: Option<bool>,
     /// The older memory this one replaces, as "category/slug" (it gets superseded_by)
     supersedes: Option<String>,
+    /// Where it goes: "project" (the default when the project has a memory; shared with
+    /// the team through git) or "global" (the user's own, for every project)
+    root: Option<String>,
+    /// Private to this agent role (only agents acting as it see the memory); omit it for a
+    /// memory every agent shares
+    role: Option<String>,
+}
+
+/// memory_context's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ContextParams {
+    /// The user's request or the task at hand: the memories that best match it are added
+    /// to the hard rules and pinned memories
+    query: Option<String>,
+    /// Token cap on the whole block (default 2000)
+    budget: Option<usize>,
+    /// The agent session: what it was shown before is not repeated
+    session_id: Option<String>,
+    /// Project files the task touches: memories whose `paths` match them are added
+    files: Option<Vec<String>>,
+}
+
+/// memory_list's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ListParams {
+    /// Only this category, e.g. "decisions"
+    category: Option<String>,
+    /// Only this kind
+    kind: Option<String>,
+    /// Only memories with this tag
+    tag: Option<String>,
+    /// "name" (default), "recent" (last updated first), "hits" (most recalled first) or
+    /// "recalled" (last recalled first)
+    sort: Option<String>,
+    /// At most this many
+    limit: Option<u32>,
 }
 
 /// A memory path, for memory_forget.
@@ -82,7 +121,7 @@ impl Server {
         let args = recall::Args {
             query: vec![p.query],
             limit: p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1),
-            filter: Filter { category: p.category, kind: p.kind, ..Filter::default() },
+            filter: Filter { category: p.category, kind: p.kind, tag: p.tag, role: None },
             all: false,
             explain: false,
             no_track: false,
@@ -152,13 +191,22 @@ impl Server {
             tags: p.tags.unwrap_or_default(),
             pin: p.pin == Some(true),
             unpin: p.pin == Some(false),
-            role: None,
+            role: p.role.filter(|r| !r.is_empty()),
             supersedes: p.supersedes,
             allow_secret: false,
         };
         answer(
             "remember",
-            self.context().and_then(|ctx| {
+            self.context().and_then(|mut ctx| {
+                ctx.selection = match p.root.as_deref() {
+                    None => ctx.selection,
+                    Some("project") => Selection::ProjectOnly,
+                    Some("global") => Selection::GlobalOnly,
+                    Some(other) => {
+                        return Err(Error::input(format!("root `{other}` is not a memory root"))
+                            .hint("use \"project\" or \"global\", or leave it out"));
+                    }
+                };
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
                     .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
@@ -243,6 +291,65 @@ impl Server {
                         inspect::Report::Secrets { .. } => {}
                     }
                 }
+                Ok(report)
+            }),
+        )
+    }
+
+    /// The memory this session should start with, as Markdown: the project's plan and hard
+    /// rules in full, pinned memories, and (with a query) the memories that best match the
+    /// task, within a token budget. Call it at the start of a session (or after the context
+    /// was compacted) when the host did not inject it; pass the session id so nothing is
+    /// repeated. Follow the rules it lists.
+    #[tool]
+    fn memory_context(&self, Parameters(p): Parameters<ContextParams>) -> CallToolResult {
+        let query = p.query.filter(|q| !q.trim().is_empty());
+        if query.as_deref() == Some("-") {
+            let e = Error::input("query `-` would read stdin").hint("pass the text itself");
+            return CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+        }
+        let result = self.context().and_then(|mut ctx| {
+            ctx.json = false;
+            super::block::block(&ctx, query, p.budget, p.session_id, p.files.unwrap_or_default())
+        });
+        match result {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        }
+    }
+
+    /// List memories by metadata (path, root, title, kind, summary, tags, dates) as JSON,
+    /// filtered by category, kind or tag; no bodies. Use it to see what a category holds
+    /// before adding to it; read one memory in full with memory_inspect.
+    #[tool]
+    fn memory_list(&self, Parameters(p): Parameters<ListParams>) -> CallToolResult {
+        let sort = match p.sort.as_deref().unwrap_or("name") {
+            "name" => list::Sort::Name,
+            "recent" => list::Sort::Recent,
+            "hits" => list::Sort::Hits,
+            "recalled" => list::Sort::Recalled,
+            other => {
+                let e = Error::input(format!("sort `{other}` is not an order"))
+                    .hint("use name, recent, hits or recalled");
+                return answer::<list::Report>("list", Err(e));
+            }
+        };
+        let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, role: None };
+        let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0) };
+        answer(
+            "list",
+            self.context().and_then(|ctx| {
+                let gated = agent::gated_dir(&ctx);
+                let (ctx, note, gate) = agent::gated(ctx);
+                let role = ctx.role.clone();
+                let mut report =
+                    list::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                // As recall: memories private to another role are not this agent's.
+                report.memories.retain(|m| visible_to(m, role.as_ref()));
+                if let Some((root, gate)) = &gate {
+                    trusted_list(&mut report, root, gate);
+                }
+                report.warnings.extend(note);
                 Ok(report)
             }),
         )

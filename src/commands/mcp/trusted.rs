@@ -2,7 +2,7 @@
 //! trusted.
 
 use crate::base::error::{self, Error};
-use crate::commands::inspect;
+use crate::commands::{inspect, list};
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
 use crate::store::trust::Gate;
@@ -62,4 +62,34 @@ pub(super) fn trusted_detail(
     detail.body = doc.body;
     detail.memory = memory;
     Ok(())
+}
+
+/// A listing as the agent may see it: each project memory as the user
+/// trusted it, or left out and named in a note; problems that quote
+/// project files replaced by a count.
+pub(super) fn trusted_list(report: &mut list::Report, root: &Root, gate: &Gate) {
+    let mut held = Vec::new();
+    report.memories.retain_mut(|m| {
+        if m.scope != Scope::Project {
+            return true;
+        }
+        match gate.memory(root, &m.path) {
+            Some(trusted) => {
+                *m = trusted;
+                true
+            }
+            None => {
+                held.push(m.file());
+                false
+            }
+        }
+    });
+    report.warnings.extend(crate::commands::agent::held_back_note(&held));
+    let before = report.problems.len();
+    report.problems.retain(|p| !p.path.starts_with(&root.dir));
+    let dropped = before - report.problems.len();
+    report.warnings.retain(|w| !w.contains(&root.dir.display().to_string()));
+    if dropped > 0 {
+        crate::commands::agent::note_dropped(&mut report.warnings, dropped);
+    }
 }

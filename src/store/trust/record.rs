@@ -61,6 +61,12 @@ pub fn load(global: &Path, project: &Root) -> Option<Record> {
     (record.root == canonical.display().to_string() && record.id == id).then_some(record)
 }
 
+/// The folder of the trust records: written (atomically, so its own time
+/// changes) whenever a project is trusted or untrusted.
+pub fn records_dir(global: &Path) -> PathBuf {
+    global.join(DIR)
+}
+
 pub(super) fn record_path(global: &Path, canonical: &Path) -> PathBuf {
     let key = digest(canonical.as_os_str().as_encoded_bytes());
     global.join(DIR).join(format!("{key}.json"))

@@ -1,0 +1,42 @@
+//! The session-start block (`mem context`) as an agent reads it over MCP.
+
+use crate::base::error;
+use crate::output::Report;
+use crate::settings::Context;
+
+/// The `mem context` block for an agent, as Markdown (empty: a line that
+/// says there is nothing to show).
+pub(super) fn block(
+    ctx: &Context,
+    query: Option<String>,
+    budget: Option<usize>,
+    session: Option<String>,
+    files: Vec<String>,
+) -> error::Result<String> {
+    use crate::commands::context;
+    let args = context::Args {
+        query,
+        budget,
+        files,
+        format: context::Format::Markdown,
+        role: None,
+        no_track: false,
+        full: false,
+        hook: false,
+        session: session.filter(|s| !s.is_empty()),
+    };
+    let report = context::run(ctx, &args)?;
+    let text = report.human(&crate::output::Style { color: false });
+    let mut notes: Vec<String> = report.warnings().to_vec();
+    notes.extend(report.notice());
+    let mut out = if text.trim().is_empty() {
+        "No memory to show: the roots hold no rules, pinned memories or matches for this task.\n"
+            .to_string()
+    } else {
+        text
+    };
+    for note in notes {
+        out.push_str(&format!("\n> note: {note}\n"));
+    }
+    Ok(out)
+}
