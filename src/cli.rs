@@ -191,7 +191,10 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Completions(args) => emit(&ctx, &completions::run(&ctx, args, Cli::command())?),
         Command::Man(args) => emit(&ctx, &completions::man(&ctx, args, Cli::command())?),
         Command::Stats(args) => emit(&ctx, &stats::run(&ctx, args)?),
-        Command::Export(args) => emit(&ctx, &export::run(&ctx, args)?),
+        Command::Export(args) => match args.format.host() {
+            Some(host) => emit(&ctx, &export::run_host(&ctx, args, host)?),
+            None => emit(&ctx, &export::run(&ctx, args)?),
+        },
         Command::Import(args) => emit(&ctx, &import::run(&ctx, args)?),
         Command::Clean(args) => emit(&ctx, &clean::run(&ctx, args)?),
         Command::Lint(args) => emit(&ctx, &lint::run(&ctx, args)?),

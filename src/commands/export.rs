@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
 use crate::commands::filter::Filter;
+use crate::commands::hostfiles::{Host, Outcome};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
@@ -24,15 +25,22 @@ pub const SCHEMA: &str = "mem-export/1";
 /// Export every memory of the selected roots.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem export > memory.json\n  mem export --format markdown --output memory.md\n  mem --global export --output global.json\n  mem export --tag postgres --format markdown"
+    after_help = "Examples:\n  mem export > memory.json\n  mem export --format markdown --output memory.md\n  mem --global export --output global.json\n  mem export --tag postgres --format markdown\n  mem export --format agents-md           the rules into AGENTS.md (Codex, Copilot, Gemini CLI, Aider, …)\n  mem export --format claude-md --check   exit 1 when CLAUDE.md is stale (CI, a hook)\n  mem export --format cursor-rules        one .cursor/rules/mem-*.mdc per rule"
 )]
 pub struct Args {
-    /// json (one document, for import) or markdown (one readable file)
+    /// json (one document, for import), markdown (one readable file), or the
+    /// project's rules and pinned memories for hosts that read files:
+    /// agents-md (AGENTS.md), claude-md (CLAUDE.md), cursor-rules (.cursor/rules/)
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
-    /// Write to this file instead of stdout
+    /// Write to this file instead of stdout (agents-md, claude-md: instead of
+    /// the project's file; cursor-rules: into this folder)
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// agents-md, claude-md, cursor-rules: write nothing; print a diff and
+    /// exit 1 when the files are not what the memories say
+    #[arg(long)]
+    pub check: bool,
     #[command(flatten)]
     pub filter: Filter,
 }
@@ -42,6 +50,99 @@ pub struct Args {
 pub enum Format {
     Json,
     Markdown,
+    AgentsMd,
+    ClaudeMd,
+    CursorRules,
+}
+
+impl Format {
+    /// The host whose rule files this format writes, if it is one.
+    pub fn host(self) -> Option<Host> {
+        match self {
+            Format::AgentsMd => Some(Host::AgentsMd),
+            Format::ClaudeMd => Some(Host::ClaudeMd),
+            Format::CursorRules => Some(Host::CursorRules),
+            Format::Json | Format::Markdown => None,
+        }
+    }
+}
+
+/// What `mem export --format agents-md|claude-md|cursor-rules` did.
+#[derive(Debug, Serialize)]
+pub struct HostReport {
+    /// Not an export document: `mem import` does not read it.
+    pub schema: &'static str,
+    pub check: bool,
+    pub stale: bool,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    #[serde(skip)]
+    warnings: Vec<String>,
+}
+
+/// Write (or check) a host's rule files.
+pub fn run_host(ctx: &Context, args: &Args, host: Host) -> Result<HostReport> {
+    if args.filter.is_set() {
+        return Err(Error::input(format!(
+            "--format {} writes every rule and pinned memory; filters do not apply",
+            format_name(args.format)
+        ))
+        .hint("leave out --category, --kind, --tag and --role"));
+    }
+    let outcome =
+        crate::commands::hostfiles::export(ctx, host, args.output.as_deref(), args.check)?;
+    let stale = outcome.files.iter().any(|f| f.action != "unchanged");
+    let warnings = if outcome.held_back.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "left out, changed since you trusted them: {}; review them with `mem trust`, then export again",
+            outcome.held_back.join(", ")
+        )]
+    };
+    Ok(HostReport { schema: "mem-export-files/1", check: args.check, stale, outcome, warnings })
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Json => "json",
+        Format::Markdown => "markdown",
+        Format::AgentsMd => "agents-md",
+        Format::ClaudeMd => "claude-md",
+        Format::CursorRules => "cursor-rules",
+    }
+}
+
+impl crate::output::Report for HostReport {
+    fn human(&self, style: &Style) -> String {
+        let mut out = String::new();
+        for f in &self.outcome.files {
+            if self.check {
+                out.push_str(&f.diff);
+            }
+            let verb = match (self.check, f.action) {
+                (true, "unchanged") => "fresh",
+                (true, "created") => "would create",
+                (true, "updated") => "would update",
+                (true, _) => "would remove",
+                (false, action) => action,
+            };
+            out.push_str(&format!("{verb} {}\n", style.path(&f.file.display().to_string())));
+        }
+        out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn notice(&self) -> Option<String> {
+        (self.check && self.stale).then(|| "stale: run the same command without --check".into())
+    }
+
+    fn exit_code(&self) -> i32 {
+        i32::from(self.check && self.stale)
+    }
 }
 
 /// The export document.
@@ -82,6 +183,12 @@ pub struct Report {
 
 /// Export.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    if args.check || args.format.host().is_some() {
+        return Err(Error::input(
+            "--check goes with --format agents-md, claude-md or cursor-rules",
+        )
+        .hint("compare an export file with `diff` instead"));
+    }
     if ctx.json && args.format == Format::Markdown {
         return Err(Error::input("--json and --format markdown ask for two formats")
             .hint("choose one: `--format json` is the export's JSON"));
@@ -127,6 +234,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&export).unwrap_or_default() + "\n",
         Format::Markdown => markdown(&export),
+        // Sent to run_host before anything is read.
+        Format::AgentsMd | Format::ClaudeMd | Format::CursorRules => String::new(),
     };
     let written = match &args.output {
         Some(path) => {

@@ -15,6 +15,7 @@ pub mod filter;
 pub mod forget;
 pub mod history;
 pub mod hook;
+pub mod hostfiles;
 pub mod import;
 pub mod init;
 pub mod inspect;

@@ -9,6 +9,7 @@ mod errors;
 mod files;
 mod git;
 mod guard;
+mod hosts;
 mod json_doc;
 mod lifecycle;
 mod maintenance;

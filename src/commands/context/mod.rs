@@ -19,7 +19,7 @@ mod cost;
 mod input;
 mod parts;
 mod place;
-mod plan;
+pub mod plan;
 mod render;
 mod report;
 
