@@ -57,7 +57,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             // .gitattributes first: a refusal there leaves nothing half done.
             let attributes = edit_attributes(&top, &memory, true)?;
             for name in HOOKS {
-                done.push(install_hook(&hooks, name, &exe, project_rel.as_deref().unwrap_or("."))?);
+                let project = project_rel.as_deref().unwrap_or(".");
+                let root_md = memory.join("ROOT.md").display().to_string();
+                done.push(install_hook(&hooks, name, &exe, project, &root_md)?);
+            }
+            // An earlier install's refresh hooks: no longer needed.
+            for name in RETIRED {
+                let note = uninstall_hook(&hooks, name)?;
+                if !note.starts_with("no mem") {
+                    done.push(note);
+                }
             }
             done.push(attributes);
             let driver =
@@ -69,6 +78,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Action::Uninstall => {
             for name in HOOKS {
                 done.push(uninstall_hook(&hooks, name)?);
+            }
+            for name in RETIRED {
+                let note = uninstall_hook(&hooks, name)?;
+                if !note.starts_with("no mem") {
+                    done.push(note);
+                }
             }
             done.push(edit_attributes(&top, &memory, false)?);
             let _ = git(&top, &["config", "--remove-section", "merge.mem"]);
@@ -96,37 +111,27 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// The hooks `mem hook install` adds: the pre-commit check, and a refresh
-/// after anything that changes the checked-out files (a merge or pull, a
-/// rebase or amend, a cherry-pick or revert, a checkout), so the generated
-/// files are never left stale by a line git merged without asking the
-/// merge driver (two branches that each add a memory to one category both
-/// change its count line the same way).
-const HOOKS: [&str; 5] =
-    ["pre-commit", "post-merge", "post-rewrite", "post-checkout", "post-commit"];
+/// The hook `mem hook install` adds: the pre-commit check. No hook
+/// rewrites the working tree after a merge, rebase, cherry-pick or
+/// checkout: the generated text merges exactly by itself (no count lines,
+/// rows merged by the driver), so there is nothing to refresh.
+const HOOKS: [&str; 1] = ["pre-commit"];
+
+/// Hooks an earlier `mem hook install` added; `uninstall` removes them.
+const RETIRED: [&str; 4] = ["post-merge", "post-rewrite", "post-checkout", "post-commit"];
 
 /// What hook `name` runs, after the hook it replaced (kept as
-/// `<name>.before-mem`, run first).
-fn hook_script(name: &str, exe: &Path, project: &str) -> String {
+/// `<name>.before-mem`, run first). A commit whose staged tree holds no
+/// memory root (a branch from before it, an orphan `gh-pages`) is let
+/// through: there is nothing to check.
+fn hook_script(name: &str, exe: &Path, project: &str, root_md: &str) -> String {
     let previous = format!("{name}.before-mem");
-    let run = match name {
-        "pre-commit" => "\"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n".to_string(),
-        // Never fails the git command that ran it: the tree is refreshed,
-        // or it says how to do it by hand.
-        // In the middle of a rebase, or of a cherry-pick or revert of
-        // several commits, the tree is git's to change: the post-rewrite
-        // hook refreshes it once the rebase is done (its argument is then
-        // `rebase`: git runs it before removing its rebase folder), the
-        // post-commit hook of a sequence's last commit (one line left in
-        // its to-do).
-        _ => "git_dir=\"$(git rev-parse --git-dir)\"\n\
-              if [ \"$1\" != rebase ] && { [ -d \"$git_dir/rebase-merge\" ] || [ -d \"$git_dir/rebase-apply\" ]; }; then exit 0; fi\n\
-              if [ -f \"$git_dir/sequencer/todo\" ] && [ \"$(grep -c '^[a-z]' \"$git_dir/sequencer/todo\")\" -gt 1 ]; then exit 0; fi\n\
-              \"$MEM\" --project {project} --project-only compile >/dev/null || \
-              echo \"mem: could not refresh the memory indexes; run 'mem compile'\" >&2\nexit 0\n"
-            .to_string(),
-    };
-    let run = run.replace("{project}", &sh_quote(project));
+    let run = format!(
+        "git cat-file -e :{root_md} 2>/dev/null || exit 0\n\
+         \"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n",
+        root_md = sh_quote(root_md),
+        project = sh_quote(project),
+    );
     format!(
         "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{previous}\" ]; then\n  \"$here/{previous}\" \"$@\" || exit $?\nfi\n\
          MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n{run}",
@@ -134,16 +139,16 @@ fn hook_script(name: &str, exe: &Path, project: &str) -> String {
     )
 }
 
-fn install_hook(hooks: &Path, name: &str, exe: &Path, project: &str) -> Result<String> {
+fn install_hook(
+    hooks: &Path,
+    name: &str,
+    exe: &Path,
+    project: &str,
+    root_md: &str,
+) -> Result<String> {
     let hook = hooks.join(name);
-    let script = hook_script(name, exe, project);
-    let what = match name {
-        "pre-commit" => "the pre-commit hook (runs `mem compile --check --staged`)",
-        "post-merge" => "the post-merge hook (runs `mem compile`)",
-        "post-rewrite" => "the post-rewrite hook (runs `mem compile` after a rebase or amend)",
-        "post-commit" => "the post-commit hook (runs `mem compile` after a cherry-pick or revert)",
-        _ => "the post-checkout hook (runs `mem compile`)",
-    };
+    let script = hook_script(name, exe, project, root_md);
+    let what = "the pre-commit hook (runs `mem compile --check --staged`)";
     let existing = fs::read_to_string(&hook).ok();
     let note = match existing.as_deref() {
         Some(text) if text == script => return Ok(format!("{name} hook already installed")),

@@ -3,10 +3,11 @@
 //! Text outside the markers is merged by the caller as git would; here the
 //! rows inside each region are merged as sets keyed like `mem compile` keys
 //! them: a row is kept when both sides kept it or one side added it, a row
-//! one side removed is removed, and registry counts merge as
-//! `ours + theirs - base`. Rows are then sorted the way the compiler sorts
-//! them, so two branches that add different memories merge to exactly what
-//! `mem compile` would write on the merged tree.
+//! one side removed is removed. Rows are then sorted the way the compiler
+//! sorts them, so two branches that add different memories merge to
+//! exactly what `mem compile` would write on the merged tree. (No region
+//! holds a count: a count is the one line both branches change the same
+//! way, which git takes without asking this driver.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -89,9 +90,6 @@ fn merge_table(label: &str, base: &Table, ours: &Table, theirs: &Table) -> Vec<S
             merged.insert(key(label, row), row.clone());
         }
     }
-    if label == "registry" {
-        add_counts(&mut merged, base, ours, theirs);
-    }
     let header = if ours.header.is_empty() { &theirs.header } else { &ours.header };
     if merged.is_empty() {
         let placeholder = ours.placeholder.as_ref().or(theirs.placeholder.as_ref());
@@ -104,41 +102,6 @@ fn merge_table(label: &str, base: &Table, ours: &Table, theirs: &Table) -> Vec<S
     header.iter().cloned().chain(merged.into_values()).collect()
 }
 
-/// Registry counts: `ours + theirs - base` per category, rows at zero dropped.
-fn add_counts(
-    merged: &mut BTreeMap<Vec<String>, String>,
-    base: &Table,
-    ours: &Table,
-    theirs: &Table,
-) {
-    let counts = |t: &Table| -> BTreeMap<Vec<String>, (i64, i64, Vec<String>)> {
-        t.rows
-            .iter()
-            .map(|r| {
-                let c = cells(r);
-                let n = |i: usize| c.get(i).and_then(|x| x.parse().ok()).unwrap_or(0);
-                (key("registry", r), (n(2), n(3), c))
-            })
-            .collect()
-    };
-    let (b, o, t) = (counts(base), counts(ours), counts(theirs));
-    let keys: BTreeSet<_> = b.keys().chain(o.keys()).chain(t.keys()).cloned().collect();
-    merged.clear();
-    for k in keys {
-        let get =
-            |m: &BTreeMap<_, (i64, i64, Vec<String>)>| m.get(&k).map_or((0, 0), |v| (v.0, v.1));
-        let ((bc, bp), (oc, op), (tc, tp)) = (get(&b), get(&o), get(&t));
-        let count = oc + tc - bc;
-        if count <= 0 {
-            continue;
-        }
-        let pinned = (op + tp - bp).max(0);
-        let cells = o.get(&k).or(t.get(&k)).map(|v| v.2.clone()).unwrap_or_default();
-        let name = cells.first().cloned().unwrap_or_default();
-        let desc = cells.get(1).cloned().unwrap_or_default().replace('|', "\\|");
-        merged.insert(k, format!("| {name} | {desc} | {count} | {pinned} |"));
-    }
-}
 
 /// Fill the regions of `merged_outside` (the outside text, already merged)
 /// with the three-way merge of each region's rows.
@@ -197,13 +160,20 @@ mod tests {
     }
 
     #[test]
-    fn registry_counts_add_up() {
-        let root = |d: u32, f: u32| {
+    fn registry_rows_merge_as_a_set_of_categories() {
+        let root = |cats: &[&str]| {
+            let rows: String = cats
+                .iter()
+                .map(|c| format!("| [{c}]({c}/index.md) | About {c} |\n"))
+                .collect();
             format!(
-                "<!-- auto:begin registry -->\n| category | description | memories | pinned |\n|---|---|---|---|\n| [decisions](decisions/index.md) | Decisions | {d} | 0 |\n| [facts](facts/index.md) | Facts | {f} | 1 |\n<!-- auto:end -->\n"
+                "<!-- auto:begin registry -->\n| category | description |\n|---|---|\n{rows}<!-- auto:end -->\n"
             )
         };
-        assert_eq!(merge(&root(2, 1), &root(3, 1), &root(2, 2)), root(3, 2));
+        let base = root(&["decisions"]);
+        let merged = merge(&base, &root(&["decisions", "facts"]), &root(&["decisions", "rules"]));
+        assert_eq!(merged, root(&["decisions", "facts", "rules"]));
+        assert_eq!(merge(&base, &root(&[]), &base), root(&[]));
     }
 
     #[test]
