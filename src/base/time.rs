@@ -27,7 +27,7 @@ pub fn now_ns() -> u64 {
 
 /// The proleptic Gregorian date of a day count since 1970-01-01.
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
+    let z = z.saturating_add(719_468);
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -65,7 +65,7 @@ pub fn iso_second(ms: i64) -> String {
 /// (`2026-12-01 14:37`): the time zone is the system's (see
 /// [`crate::base::zone`]).
 pub fn local_minute(ms: i64) -> String {
-    let local = ms + crate::base::zone::offset_at(ms) * 1000;
+    let local = ms.saturating_add(crate::base::zone::offset_at(ms).saturating_mul(1000));
     let (days, rest) = (local.div_euclid(DAY_MS), local.rem_euclid(DAY_MS));
     let (y, m, d) = civil_from_days(days);
     let minutes = rest / 60_000;
@@ -178,7 +178,7 @@ pub enum Lang {
 /// assert_eq!(relative_age(0, 3 * 86_400_000, Lang::Zh), "3 天前");
 /// ```
 pub fn relative_age(then_ms: i64, now_ms: i64, lang: Lang) -> String {
-    let secs = (now_ms - then_ms) / 1000;
+    let secs = now_ms.saturating_sub(then_ms) / 1000;
     if secs < 0 {
         return match lang {
             Lang::En => "in the future".into(),

@@ -21,7 +21,7 @@ struct Zone {
 pub fn offset_at(ms: i64) -> i64 {
     static ZONE: OnceLock<Zone> = OnceLock::new();
     ZONE.get_or_init(|| {
-        zone_file().and_then(|p| std::fs::read(p).ok()).and_then(|b| parse(&b)).unwrap_or_default()
+        zone_file().and_then(|p| read(&p)).and_then(|b| parse(&b)).unwrap_or_default()
     })
     .offset(ms.div_euclid(1000))
 }
@@ -33,6 +33,19 @@ impl Zone {
             n => self.changes[n - 1].1,
         }
     }
+}
+
+/// A zone file's bytes: a regular file (through links, as
+/// `/etc/localtime` is one) of at most 1 MiB; never a device or a FIFO.
+fn read(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).ok()?.take(1 << 20).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn zone_file() -> Option<PathBuf> {

@@ -48,7 +48,8 @@ pub struct Candidate {
     pub root: Scope,
     pub path: String,
     pub reason: String,
-    /// Where it went, with --yes.
+    /// Where it went, with --yes (`file` in JSON, as everywhere).
+    #[serde(rename = "file")]
     pub trashed: Option<PathBuf>,
 }
 
@@ -88,7 +89,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .flatten()
             .collect();
         for m in memories {
-            let age_days = (ctx.now_ms - m.updated) / DAY_MS;
+            let age_days = ctx.now_ms.saturating_sub(m.updated) / DAY_MS;
             let count = hits.get(&m.file()).map_or(0, |h| h.count);
             let eligible = !m.pinned
                 && !m.is_rule()

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::base::time::{Lang, relative_age};
+use crate::base::time::relative_age;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
@@ -58,8 +58,13 @@ pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
         for entry in entries.filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(updated) = version_name(&name) else { continue };
+            // A regular file only: a folder or a link by that name is no version.
+            let Ok(kind) = entry.file_type() else { continue };
+            if !kind.is_file() {
+                continue;
+            }
             let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            let age = relative_age(updated, ctx.now_ms, Lang::En);
+            let age = relative_age(updated, ctx.now_ms, ctx.lang);
             out.push((root.scope, Version { updated, age, file: entry.path(), bytes }));
         }
     }
@@ -103,7 +108,7 @@ impl crate::output::Report for Report {
         for v in &self.versions {
             out.push_str(&format!(
                 "  {}  {:<14}  {}\n",
-                v.updated,
+                crate::base::time::local_minute(v.updated),
                 v.age,
                 style.dim(&v.file.display().to_string())
             ));

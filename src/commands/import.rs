@@ -28,11 +28,11 @@ use super::export::{Export, Exported, SCHEMA, to_json};
 pub struct Args {
     /// A file written by `mem export`
     pub file: PathBuf,
-    /// Show what would happen; write nothing
+    /// Show what would happen (with --yes: what --yes would do); write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// Replace live files that differ (their previous text goes to .history/)
-    #[arg(long, conflicts_with = "dry_run")]
+    #[arg(long)]
     pub yes: bool,
     /// Import even memories whose text looks like it holds a credential
     #[arg(long)]
@@ -120,7 +120,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Some(old) if old == new => "unchanged",
             Some(_) if !args.yes => {
                 conflicts.push(rel.file());
-                "conflict"
+                "differs"
             }
             Some(_) => "updated",
             None => "created",
@@ -168,7 +168,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         ))
         .hint("remove them from the export, or pass --allow-secret if they are not credentials"));
     }
-    if !conflicts.is_empty() {
+    // A dry run shows them (`differs`); a real one refuses them all.
+    if !conflicts.is_empty() && !args.dry_run {
         return Err(Error::input(format!(
             "{} live file(s) differ from the export: {}",
             conflicts.len(),
@@ -267,6 +268,12 @@ impl crate::output::Report for Report {
         let unchanged = self.actions.values().filter(|a| **a == "unchanged").count();
         if unchanged > 0 {
             out.push_str(&format!("  ({unchanged} unchanged)\n"));
+        }
+        let differ = self.actions.values().filter(|a| **a == "differs").count();
+        if differ > 0 {
+            out.push_str(&format!(
+                "  {differ} live file(s) differ from the export: `--yes` replaces them (their text goes to .history/)\n"
+            ));
         }
         out.push_str(&skipped);
         out

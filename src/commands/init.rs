@@ -59,10 +59,16 @@ pub struct Report {
     /// The root's folder (`dir` in JSON, as in `stats` and `inspect`).
     #[serde(rename = "dir")]
     pub root: PathBuf,
-    /// False when the root was there already (nothing was changed).
+    /// False when the root was there already (nothing was changed); in
+    /// JSON `action`: `created` or `unchanged`.
+    #[serde(rename = "action", serialize_with = "action")]
     pub created: bool,
     pub lang: Lang,
     pub categories: Vec<&'static str>,
+}
+
+fn action<S: serde::Serializer>(created: &bool, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(if *created { "created" } else { "unchanged" })
 }
 
 /// Create the root.

@@ -48,6 +48,9 @@ pub struct RootInfo {
     pub scope: Scope,
     pub dir: PathBuf,
     pub exists: bool,
+    /// How many memories (`memory_count` in JSON: `memories` is a list
+    /// everywhere).
+    #[serde(rename = "memory_count")]
     pub memories: usize,
     pub categories: BTreeMap<String, usize>,
 }
@@ -79,9 +82,13 @@ pub struct Detail {
     pub frontmatter: yaml_serde::Mapping,
     pub body: String,
     /// Older versions this one replaces, nearest first.
+    #[serde(rename = "supersedes_chain")]
     pub supersedes: Vec<Link>,
     /// Newer versions that replace this one, nearest first.
+    #[serde(rename = "superseded_by_chain")]
     pub superseded_by: Vec<Link>,
+    /// Saved versions (`versions` in JSON, as in `mem history`).
+    #[serde(rename = "versions")]
     pub history: Vec<Version>,
     /// A global memory at the same path, hidden by this one.
     pub shadows: Option<PathBuf>,

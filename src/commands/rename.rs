@@ -63,7 +63,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             Error::input(format!("{from}: no such memory")).hint("check the path with `mem list`")
         );
     };
-    let _lock = lock_root(&root.dir)?;
+    let _lock = if args.dry_run { None } else { Some(lock_root(&root.dir)?) };
     let Some((root, source)) = ctx.locate(&from)? else {
         return Err(Error::input(format!("{from}: no such memory")).hint("it was moved meanwhile"));
     };
@@ -84,8 +84,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let (old, new) = (from.file(), to.file());
     // The index knows every memory's links: only those naming the old path
     // are read.
-    let linking: Vec<_> = crate::index::scan_root(root)
-        .memories
+    // A dry run reads the files (as `clean` does): the index would write
+    // its cache.
+    let memories = if args.dry_run {
+        let (files, _) = crate::store::scan::walk(root);
+        crate::store::scan::load_files(root.scope, &files).memories
+    } else {
+        crate::index::scan_root(root).memories
+    };
+    let linking: Vec<_> = memories
         .into_iter()
         .filter(|m| {
             [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old.as_str()))
@@ -109,6 +116,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
     move_file(&root.dir, &source, &target)?;
     crate::store::trust::renamed(&ctx.roots.global.dir, root, &from, &to, bytes.as_bytes());
+    // `id:` is the relative path: it follows, the rest of the file as it was.
+    if let Ok(before) = Document::parse(&bytes)
+        && before.meta.get("id").and_then(|v| v.as_str()).map(crate::model::memory::with_md)
+            == Some(old.clone())
+    {
+        let mut after = before.clone();
+        after.set("id", new.as_str());
+        let rendered = crate::model::frontmatter::edit::render_over(&bytes, &before, &after);
+        write_atomic(&root.dir, &target, rendered.as_bytes())?;
+        crate::store::trust::wrote(
+            &ctx.roots.global.dir,
+            root,
+            &to,
+            Some(bytes.as_bytes()),
+            rendered.as_bytes(),
+        );
+    }
 
     // Links to the old path follow it, each written as any update is.
     let mut relinked = Vec::new();

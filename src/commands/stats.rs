@@ -58,6 +58,9 @@ pub struct RootStats {
     #[serde(rename = "root")]
     pub scope: Scope,
     pub dir: PathBuf,
+    /// Counts are `*_count` in JSON: `memories`, `pinned` and the rest
+    /// name lists and flags everywhere else.
+    #[serde(rename = "memory_count")]
     pub memories: usize,
     pub by_category: BTreeMap<String, usize>,
     pub by_kind: BTreeMap<String, usize>,
@@ -66,9 +69,14 @@ pub struct RootStats {
     /// Per tag, as written (lowercased).
     pub by_tag: BTreeMap<String, usize>,
     pub languages: Languages,
+    #[serde(rename = "pinned_count")]
     pub pinned: usize,
+    #[serde(rename = "superseded_count")]
     pub superseded: usize,
+    #[serde(rename = "shadowed_count")]
     pub shadowed: usize,
+    /// Hit totals (`hit_totals` in JSON: `hits` is one memory's elsewhere).
+    #[serde(rename = "hit_totals")]
     pub hits: HitStats,
     /// (path, updated) of the least and most recently updated memory.
     /// As `{"path", "updated"}`.

@@ -102,7 +102,6 @@ fn merge_table(label: &str, base: &Table, ours: &Table, theirs: &Table) -> Vec<S
     header.iter().cloned().chain(merged.into_values()).collect()
 }
 
-
 /// Fill the regions of `merged_outside` (the outside text, already merged)
 /// with the three-way merge of each region's rows.
 pub fn merge_regions(merged_outside: &str, base: &str, ours: &str, theirs: &str) -> Option<String> {
@@ -162,10 +161,8 @@ mod tests {
     #[test]
     fn registry_rows_merge_as_a_set_of_categories() {
         let root = |cats: &[&str]| {
-            let rows: String = cats
-                .iter()
-                .map(|c| format!("| [{c}]({c}/index.md) | About {c} |\n"))
-                .collect();
+            let rows: String =
+                cats.iter().map(|c| format!("| [{c}]({c}/index.md) | About {c} |\n")).collect();
             format!(
                 "<!-- auto:begin registry -->\n| category | description |\n|---|---|\n{rows}<!-- auto:end -->\n"
             )

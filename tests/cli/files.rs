@@ -130,7 +130,7 @@ fn misplaced_files_are_reported_not_skipped_silently() {
         .map(|p| p["path"].as_str().unwrap().rsplit(".memory/").next().unwrap().to_string())
         .collect();
     assert_eq!(problems, ["Bad Category", "facts/bad name.md", "facts/nested", "loose.md"]);
-    assert_eq!(v["roots"][0]["memories"], 0);
+    assert_eq!(v["roots"][0]["memory_count"], 0);
 }
 
 #[test]

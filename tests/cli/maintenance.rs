@@ -33,9 +33,9 @@ fn stats_counts_what_the_demo_holds() {
     env.mem(["recall", "-n", "2", "部署"]).assert().success();
     let v = env.json(["stats"]);
     let r = &v["roots"][0];
-    assert_eq!(r["memories"], 30);
-    assert_eq!(r["pinned"], 3);
-    assert_eq!(r["superseded"], 3);
+    assert_eq!(r["memory_count"], 30);
+    assert_eq!(r["pinned_count"], 3);
+    assert_eq!(r["superseded_count"], 3);
     assert_eq!(r["by_category"]["rules"], 5);
     let langs = &r["languages"];
     assert_eq!(
@@ -45,9 +45,9 @@ fn stats_counts_what_the_demo_holds() {
         30
     );
     assert!(langs["mixed"].as_u64().unwrap() > 5 && langs["en"].as_u64().unwrap() > 5);
-    assert_eq!(r["hits"]["total"], 2);
-    assert_eq!(r["hits"]["never_hit"], 28);
-    assert_eq!(r["hits"]["top"].as_array().unwrap().len(), 2);
+    assert_eq!(r["hit_totals"]["total"], 2);
+    assert_eq!(r["hit_totals"]["never_hit"], 28);
+    assert_eq!(r["hit_totals"]["top"].as_array().unwrap().len(), 2);
     assert!(r["bytes"].as_u64().unwrap() > 10_000);
     assert!(r["resident_tokens"].as_u64().unwrap() > 0);
     env.mem(["stats"])

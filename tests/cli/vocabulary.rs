@@ -20,7 +20,7 @@ fn the_same_filters_narrow_list_recall_export_clean_and_stats() {
         paths(&env.json(["export", "--tag", "postgres", "--kind", "decision"]), "memories");
     assert_eq!(exported, listed);
     let stats = env.json(["stats", "--tag", "postgres", "--kind", "decision"]);
-    assert_eq!(stats["roots"][0]["memories"], listed.len());
+    assert_eq!(stats["roots"][0]["memory_count"], listed.len());
     let found =
         env.json(["recall", "--no-track", "--tag", "postgres", "--kind", "decision", "ORM"]);
     let found = paths(&found, "results");
@@ -163,4 +163,45 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out.sort();
     out
+}
+
+#[test]
+fn dry_runs_on_a_fresh_tree_create_nothing_and_import_previews_replacements() {
+    let env = Env::with_fixture("demo");
+    let before = walkdir(&env.project());
+    env.mem(["mv", "facts/staging-cluster", "facts/staging", "--dry-run"]).assert().success();
+    env.mem(["forget", "facts/staging-cluster", "--dry-run"]).assert().success();
+    assert_eq!(walkdir(&env.project()), before, "a dry run created a file");
+    // An import over a changed file: the dry run names it, --yes replaces it.
+    let export = env.tmp.path().join("all.json");
+    env.mem(["export", "--output", export.to_str().unwrap()]).assert().success();
+    env.mem(["remember", "facts/staging-cluster", "--summary", "Changed since the export"])
+        .assert()
+        .success();
+    let plan = env.json(["import", export.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(plan["actions"]["facts/staging-cluster.md"], "differs", "{plan}");
+    let plan = env.json(["import", export.to_str().unwrap(), "--dry-run", "--yes"]);
+    assert_eq!(plan["actions"]["facts/staging-cluster.md"], "updated", "{plan}");
+    assert!(env.read("facts/staging-cluster.md").contains("Changed since the export"));
+    env.mem(["import", export.to_str().unwrap()]).assert().code(2);
+}
+
+#[test]
+fn history_shows_dates_and_lists_only_version_files() {
+    let env = Env::with_fixture("demo");
+    env.mem(["remember", "facts/staging-cluster", "--summary", "Changed once"]).assert().success();
+    let dir = env.project().join(".history/facts/staging-cluster");
+    std::fs::create_dir_all(dir.join("1800000000000.md")).unwrap();
+    let shown = env.stdout(["history", "facts/staging-cluster"]);
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    // A local date and an age, not epoch milliseconds (the file keeps them).
+    let row = shown.lines().nth(1).unwrap().trim_start();
+    assert!(row.starts_with("2026-08-28 06:53  3 months ago"), "{shown}");
+    // A zone file that is a FIFO or a device is no zone: UTC, no hang.
+    let fifo = env.tmp.path().join("zone-fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for tz in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let shown = env.stdout_with(["history", "facts/staging-cluster"], &[("TZ", tz)]);
+        assert_eq!(shown.lines().count(), 2, "{shown}");
+    }
 }

@@ -40,7 +40,9 @@ pub struct Report {
     #[serde(rename = "root")]
     pub scope: Scope,
     pub file: PathBuf,
-    /// Where the previous version was saved, on update.
+    /// Where the previous version was saved, on update (`history_file` in
+    /// JSON: `history` is a list of versions elsewhere).
+    #[serde(rename = "history_file")]
     pub history: Option<PathBuf>,
     /// The memory this one supersedes, now marked `superseded_by`.
     pub superseded: Option<String>,
