@@ -14,6 +14,7 @@ mod json_doc;
 mod lifecycle;
 mod maintenance;
 mod mcp;
+mod plugins;
 mod readme;
 mod recall;
 mod roots;

@@ -255,6 +255,9 @@ fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "the demo"]);
+    // The user has reviewed the project's memory and trusts it (`mem trust`
+    // asks on a terminal; the tour's exports need it).
+    env.mem(["trust", "--yes"]).assert().success();
     // `mem` on PATH, as after `cargo install`; the shell runs each line as
     // written, pipes, redirections and comments included.
     let bin = assert_cmd::cargo::cargo_bin("mem");

@@ -140,4 +140,16 @@ impl crate::output::Report for Report {
         let text = self.text();
         Some(if text.is_empty() { text } else { text + "\n" })
     }
+
+    /// Said on stderr too, for the person or the plugin that runs it: the
+    /// block alone tells only the agent.
+    fn notice(&self) -> Option<String> {
+        let dirs: Vec<String> = self.untrusted.iter().map(|d| d.display().to_string()).collect();
+        (!dirs.is_empty()).then(|| {
+            format!(
+                "project memory at {} is not trusted, so it was left out: review it with `mem trust`",
+                dirs.join(", ")
+            )
+        })
+    }
 }

@@ -27,8 +27,8 @@ pub(super) fn block(
     };
     let report = context::run(ctx, &args)?;
     let text = report.human(&crate::output::Style { color: false });
-    let mut notes: Vec<String> = report.warnings().to_vec();
-    notes.extend(report.notice());
+    // The notice is for a person at a terminal; the block speaks to the agent.
+    let notes: Vec<String> = report.warnings().to_vec();
     let mut out = if text.trim().is_empty() {
         "No memory to show: the roots hold no rules, pinned memories or matches for this task.\n"
             .to_string()

@@ -1,0 +1,215 @@
+// OpenCode plugin for mem: the project's Markdown memory in every session.
+//
+// - The session-start block (`mem context`: ROOT.md's plan and hard rules,
+//   rules/, pinned memories, the routing table) is merged into the system
+//   text of every request: appended to the last system part, never a second
+//   system message (some model backends accept only one).
+// - It is built again when the memory tree changes (a file added, removed or
+//   edited under .memory/ or the global root).
+// - Once the user's message is known (`chat.message`), the memories that
+//   match it and that this session has not been shown yet (`mem context
+//   --query -` with the session id) are added to that session's system text.
+// - Before compaction, the block goes into the compaction context; the
+//   system text keeps it (and the matches) afterwards, and the session's
+//   record of what it was shown starts over.
+//
+// Every call runs the `mem` binary ($MEM_BIN, else `mem` on PATH) with a
+// timeout; it never re-implements it. When mem is missing, fails, times out
+// or the project's memory is not trusted, the session goes on without it
+// and the plugin logs one line (once per kind of problem).
+
+import { spawn } from "node:child_process"
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
+
+/** How long one `mem` call may take ($MEM_PLUGIN_TIMEOUT_MS overrides). */
+const TIMEOUT_MS = 5000
+/** The most matched-memory text a session's system text carries (characters). */
+const MATCHES_MAX = 12000
+/** How often, at most, the memory tree is looked at for changes. */
+const STAT_EVERY_MS = 1000
+
+type Run = { ok: boolean; stdout: string; stderr: string; why?: string }
+
+/** Run `mem` with `args` in `cwd`, `input` on stdin; never throws. On a
+ *  timeout the whole process group is killed, so a stuck child cannot hold
+ *  the session. */
+function runMem(args: string[], cwd: string, input?: string): Promise<Run> {
+  const bin = process.env.MEM_BIN || "mem"
+  const timeout = Number(process.env.MEM_PLUGIN_TIMEOUT_MS) || TIMEOUT_MS
+  return new Promise((resolve) => {
+    let stdout = ""
+    let stderr = ""
+    let done = false
+    const finish = (run: Run) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      resolve(run)
+    }
+    const child = spawn(bin, args, { cwd, env: process.env, detached: true, stdio: "pipe" })
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL")
+      } catch {
+        child.kill("SIGKILL")
+      }
+      finish({ ok: false, stdout: "", stderr, why: `${bin} ${args.join(" ")} took over ${timeout} ms` })
+    }, timeout)
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      if (stdout.length < 4 << 20) stdout += d
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (stderr.length < 1 << 16) stderr += d
+    })
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === "ENOENT"
+          ? `cannot run ${bin}: not found (install mem, or set MEM_BIN)`
+          : `cannot run ${bin}: ${error.message}`
+      finish({ ok: false, stdout: "", stderr, why })
+    })
+    child.on("close", (code) => {
+      if (code === 0) return finish({ ok: true, stdout, stderr })
+      const why = `${bin} ${args.join(" ")} failed: ${firstLine(stderr) || `exit ${code}`}`
+      finish({ ok: false, stdout: "", stderr, why })
+    })
+    child.stdin.on("error", () => {})
+    child.stdin.end(input ?? "")
+  })
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? "").split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? ""
+}
+
+/** Modification times of every entry under the memory roots: changes when
+ *  a memory is added, removed, renamed or edited. */
+function treeStamp(dirs: string[]): string {
+  const parts: string[] = []
+  const walk = (dir: string, depth: number) => {
+    let names: string[]
+    try {
+      names = readdirSync(dir).sort()
+    } catch {
+      return
+    }
+    for (const name of names) {
+      if (name.startsWith(".") && name !== ".memory") continue
+      const path = join(dir, name)
+      try {
+        const st = statSync(path)
+        parts.push(`${path}:${st.mtimeMs}:${st.size}`)
+        if (st.isDirectory() && depth < 2) walk(path, depth + 1)
+      } catch {
+        // Gone meanwhile: the next look sees it.
+      }
+    }
+  }
+  for (const dir of dirs) walk(dir, 0)
+  return parts.join("\n")
+}
+
+type Session = { matches: string[] }
+
+export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
+  const cwd = input.directory
+  const logged = new Set<string>()
+  const log = async (why: string) => {
+    const kind = why.split(":")[0]
+    if (logged.has(kind)) return
+    logged.add(kind)
+    const message = `mem: ${why}; the session goes on without it`
+    try {
+      await input.client.app.log({ body: { service: "mem", level: "warn", message } })
+    } catch {
+      console.error(message)
+    }
+  }
+
+  // Where the memory lives: the project's .memory/ and the global root.
+  let roots: string[] = [join(cwd, ".memory")]
+  const located = await runMem(["--json", "inspect"], cwd)
+  if (located.ok) {
+    try {
+      const found = JSON.parse(located.stdout) as { roots?: { dir: string }[] }
+      roots = (found.roots ?? []).map((r) => r.dir)
+    } catch {
+      // The project root alone, then.
+    }
+  }
+
+  let block = ""
+  let stamp: string | undefined
+  let lookedAt = 0
+  const sessions = new Map<string, Session>()
+
+  /** The session-start block, built again when the tree changed. */
+  const current = async (): Promise<string> => {
+    const now = Date.now()
+    if (stamp !== undefined && now - lookedAt < STAT_EVERY_MS) return block
+    lookedAt = now
+    const seen = treeStamp(roots)
+    if (seen === stamp) return block
+    const run = await runMem(["context"], cwd)
+    if (!run.ok) {
+      await log(run.why ?? "mem context failed")
+      return block
+    }
+    const note = firstLine(run.stderr)
+    if (note) await log(note)
+    stamp = seen
+    block = run.stdout.trim()
+    return block
+  }
+
+  const session = (id: string): Session => {
+    let s = sessions.get(id)
+    if (!s) {
+      s = { matches: [] }
+      sessions.set(id, s)
+    }
+    return s
+  }
+
+  return {
+    "experimental.chat.system.transform": async (hook, output) => {
+      const text = [await current(), ...(hook.sessionID ? session(hook.sessionID).matches : [])]
+        .filter((t) => t.length > 0)
+        .join("\n\n")
+      if (!text) return
+      const last = output.system.length - 1
+      if (last < 0) output.system.push(text)
+      else output.system[last] = `${output.system[last]}\n\n${text}`
+    },
+
+    "chat.message": async (hook, output) => {
+      const prompt = output.parts
+        .map((p) => (p.type === "text" && !p.synthetic ? p.text : ""))
+        .filter((t) => t.length > 0)
+        .join("\n")
+      if (!prompt.trim()) return
+      const request = JSON.stringify({ prompt, session_id: hook.sessionID, cwd })
+      const run = await runMem(["context", "--query", "-"], cwd, request)
+      if (!run.ok) return void (await log(run.why ?? "mem context --query failed"))
+      const found = run.stdout.trim()
+      if (!found) return
+      const s = session(hook.sessionID)
+      s.matches.push(found)
+      // Bounded: the oldest matches go first.
+      while (s.matches.join("\n\n").length > MATCHES_MAX && s.matches.length > 1) s.matches.shift()
+    },
+
+    "experimental.session.compacting": async (hook, output) => {
+      const text = await current()
+      if (text) output.context.push(text)
+      // What the session was shown is summarised away: it starts over.
+      const request = JSON.stringify({ session_id: hook.sessionID, source: "compact", cwd })
+      const run = await runMem(["context", "--hook", "--no-track"], cwd, request)
+      if (!run.ok) await log(run.why ?? "mem context --hook failed")
+    },
+  }
+}
+
+
