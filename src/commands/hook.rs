@@ -19,19 +19,44 @@ const END: &str = "# <<< mem <<<";
 
 /// Install or remove the git integration of the project's memory.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  mem hook install\n  mem hook uninstall")]
+#[command(
+    after_help = "Examples:\n  mem hook install\n  mem hook install --export agents-md --export cursor-rules\n  mem hook uninstall"
+)]
 pub struct Args {
     #[command(subcommand)]
     pub action: Action,
 }
 
 /// What to do.
-#[derive(Debug, Clone, Copy, clap::Subcommand)]
+#[derive(Debug, Clone, clap::Subcommand)]
 pub enum Action {
     /// Add the pre-commit check and the merge driver (keeps an existing hook, chained)
-    Install,
+    Install {
+        /// Also refuse a commit while these files are not what the memories
+        /// say (`mem export --format F --check`, on the working tree)
+        #[arg(long = "export", value_enum, value_name = "FORMAT")]
+        exports: Vec<HostFormat>,
+    },
     /// Remove what `install` added
     Uninstall,
+}
+
+/// The host files a hook can keep fresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostFormat {
+    AgentsMd,
+    ClaudeMd,
+    CursorRules,
+}
+
+impl HostFormat {
+    fn flag(self) -> &'static str {
+        match self {
+            HostFormat::AgentsMd => "agents-md",
+            HostFormat::ClaudeMd => "claude-md",
+            HostFormat::CursorRules => "cursor-rules",
+        }
+    }
 }
 
 /// What was done.
@@ -50,8 +75,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let memory = project.dir.strip_prefix(&top).unwrap_or(Path::new(".memory")).to_path_buf();
     let project_rel = memory.parent().map(|p| p.display().to_string()).filter(|p| !p.is_empty());
     let mut done = Vec::new();
-    match args.action {
-        Action::Install => {
+    match &args.action {
+        Action::Install { exports } => {
             let exe = std::env::current_exe()
                 .map_err(|e| Error::input(format!("cannot locate mem: {e}")))?;
             // .gitattributes first: a refusal there leaves nothing half done.
@@ -59,7 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             for name in HOOKS {
                 let project = project_rel.as_deref().unwrap_or(".");
                 let root_md = memory.join("ROOT.md").display().to_string();
-                done.push(install_hook(&hooks, name, &exe, project, &root_md)?);
+                done.push(install_hook(&hooks, name, &exe, project, &root_md, exports)?);
             }
             // An earlier install's refresh hooks: no longer needed.
             for name in RETIRED {
@@ -124,14 +149,28 @@ const RETIRED: [&str; 4] = ["post-merge", "post-rewrite", "post-checkout", "post
 /// `<name>.before-mem`, run first). A commit whose staged tree holds no
 /// memory root (a branch from before it, an orphan `gh-pages`) is let
 /// through: there is nothing to check.
-fn hook_script(name: &str, exe: &Path, project: &str, root_md: &str) -> String {
+fn hook_script(
+    name: &str,
+    exe: &Path,
+    project: &str,
+    root_md: &str,
+    exports: &[HostFormat],
+) -> String {
     let previous = format!("{name}.before-mem");
-    let run = format!(
+    let mut run = format!(
         "git cat-file -e :{root_md} 2>/dev/null || exit 0\n\
          \"$MEM\" --project {project} --project-only compile --check --staged || exit 1\n",
         root_md = sh_quote(root_md),
         project = sh_quote(project),
     );
+    for format in exports {
+        let flag = format.flag();
+        run.push_str(&format!(
+            "\"$MEM\" --project {project} --project-only export --format {flag} --check >/dev/null || \
+             {{ echo \"mem: the {flag} files are stale: run 'mem export --format {flag}', then git add them\" >&2; exit 1; }}\n",
+            project = sh_quote(project),
+        ));
+    }
     format!(
         "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{previous}\" ]; then\n  \"$here/{previous}\" \"$@\" || exit $?\nfi\n\
          MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n{run}",
@@ -145,9 +184,10 @@ fn install_hook(
     exe: &Path,
     project: &str,
     root_md: &str,
+    exports: &[HostFormat],
 ) -> Result<String> {
     let hook = hooks.join(name);
-    let script = hook_script(name, exe, project, root_md);
+    let script = hook_script(name, exe, project, root_md, exports);
     let what = "the pre-commit hook (runs `mem compile --check --staged`)";
     let existing = fs::read_to_string(&hook).ok();
     let note = match existing.as_deref() {

@@ -358,3 +358,27 @@ fn a_branch_without_memory_commits_freely_and_an_old_install_is_cleaned_up() {
     std::fs::write(work.join("a.txt"), "b\n").unwrap();
     ok(&env, &work, &["commit", "-q", "-am", "on a branch without .memory"]);
 }
+
+#[test]
+fn the_hook_can_keep_exported_rule_files_fresh() {
+    let env = repo();
+    let work = env.work();
+    env.mem(["trust", "--yes"]).assert().success();
+    env.mem(["hook", "install", "--export", "agents-md"]).assert().success();
+    env.mem(["export", "--format", "agents-md"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "AGENTS.md"]);
+    // A new rule, committed without exporting again: refused, with the fix.
+    env.mem(["remember", "rules/smoke", "Run the smoke test after every deploy."])
+        .assert()
+        .success();
+    ok(&env, &work, &["add", "-A"]);
+    let out = git(&env, &work, &["commit", "-q", "-m", "a rule"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("mem export --format agents-md"), "{said}");
+    env.mem(["export", "--format", "agents-md"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "a rule, exported"]);
+    env.mem(["hook", "uninstall"]).assert().success();
+}
