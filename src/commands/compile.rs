@@ -234,12 +234,14 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
 }
 
 fn unified(root: &Root, path: &str, before: &str, after: &str) -> String {
-    let name = root.dir.join(path).display().to_string();
-    TextDiff::from_lines(before, after)
-        .unified_diff()
-        .context_radius(2)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+    // `a/.memory/ROOT.md` from inside the project, the whole path outside it.
+    let name = relative(&root.dir.join(path));
+    let (a, b) = if name.starts_with('/') {
+        (name.clone(), name)
+    } else {
+        (format!("a/{name}"), format!("b/{name}"))
+    };
+    TextDiff::from_lines(before, after).unified_diff().context_radius(2).header(&a, &b).to_string()
 }
 
 /// The existing `index.md` of every category folder.

@@ -73,8 +73,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => None,
     };
     let tree = crate::index::scan_all(&ctx.read_roots()?);
-    let mut live: Vec<&crate::model::memory::Memory> =
-        tree.memories.iter().filter(|m| !m.is_superseded()).collect();
+    // An agent's instructions: another role's private memories are not in them.
+    let role = ctx.role.as_ref();
+    let mut live: Vec<&crate::model::memory::Memory> = tree
+        .memories
+        .iter()
+        .filter(|m| !m.is_superseded() && crate::commands::filter::visible_to(m, role))
+        .collect();
     // The most recently updated first: what consolidation most likely touches.
     live.sort_by_key(|m| (std::cmp::Reverse(m.updated), m.scope, m.file()));
     let more = live.len().saturating_sub(MANIFEST);

@@ -115,22 +115,22 @@ fn cursor_gets_one_rule_file_per_part_and_loses_those_that_go() {
     std::fs::write(dir.join("team.mdc"), "---\nalwaysApply: true\n---\nOurs.\n").unwrap();
     env.mem(["export", "--format", "cursor-rules"]).assert().success();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
-    let pnpm = read("mem-rules-deploy-pnpm.mdc");
+    let pnpm = read("mem-rules.deploy-pnpm.mdc");
     assert!(
         pnpm.starts_with("---\ndescription: \"") && pnpm.contains("\nalwaysApply: true\n---\n"),
         "{pnpm}"
     );
     assert!(pnpm.contains("pnpm install --frozen-lockfile"), "{pnpm}");
-    let api = read("mem-rules-api-errors.mdc");
+    let api = read("mem-rules.api-errors.mdc");
     assert!(api.contains("globs: \"src/api/**\"\nalwaysApply: false"), "{api}");
     assert!(read("mem-plan.mdc").contains("Hard rules"));
-    assert!(read("mem-decisions-orm-drizzle.mdc").contains("alwaysApply: true"));
+    assert!(read("mem-decisions.orm-drizzle.mdc").contains("alwaysApply: true"));
     env.mem(["export", "--format", "cursor-rules", "--check"]).assert().success();
     // A rule that goes takes its file with it; the team's own file stays.
     env.mem(["forget", "rules/api-errors"]).assert().success();
     env.mem(["export", "--format", "cursor-rules", "--check"]).assert().code(1);
     env.mem(["export", "--format", "cursor-rules"]).assert().success().stdout(contains("removed"));
-    assert!(!dir.join("mem-rules-api-errors.mdc").exists());
+    assert!(!dir.join("mem-rules.api-errors.mdc").exists());
     assert_eq!(read("team.mdc"), "---\nalwaysApply: true\n---\nOurs.\n");
     // A file mem did not write is never replaced.
     std::fs::write(dir.join("mem-plan.mdc"), "hand-written\n").unwrap();
@@ -149,4 +149,42 @@ fn the_host_formats_refuse_filters_and_check_needs_one() {
     let out = env.json(["export", "--format", "agents-md"]);
     assert_eq!(out["schema"], "mem-export-files/1");
     assert_eq!(out["files"][0]["action"], "created");
+}
+
+#[test]
+fn hostile_memories_and_files_cannot_break_the_region_or_escape_the_project() {
+    let env = trusted_demo();
+    // A rule that documents the markers (even in a fence) stays inside the region.
+    let body = "Regions look like this:\n\n```md\n<!-- auto:begin mem -->\ntext\n<!-- auto:end -->\n<!-- auto:begin evil -->\n```\n";
+    env.mem(["remember", "rules/markers", body]).assert().success();
+    // CRLF, no trailing newline: kept as they are, and the region in CRLF too.
+    let file = env.work().join("AGENTS.md");
+    std::fs::write(&file, "USER\r\nline2").unwrap();
+    for _ in 0..3 {
+        env.mem(["export", "--format", "agents-md"]).assert().success();
+    }
+    env.mem(["export", "--format", "agents-md", "--check"]).assert().success();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("USER\r\nline2\r\n\r\n<!-- auto:begin mem -->\r\n"), "{text:?}");
+    assert_eq!(text.matches("<!-- auto:begin").count(), 1, "{text}");
+    assert_eq!(text.matches("<!-- auto:end -->").count(), 1, "{text}");
+    assert!(text.contains("&lt;!-- auto:end -->"), "{text}");
+    assert!(!text.replace("\r\n", "").contains('\n'), "mixed line endings");
+
+    // Two rules whose names join the same way get two files.
+    env.write("rules-a/b.md", "---\nkind: rule\nsummary: One.\n---\nOne.\n");
+    env.write("rules/a-b.md", "---\nsummary: Two.\n---\nTwo.\n");
+    env.mem(["trust", "--yes"]).assert().success();
+    env.mem(["export", "--format", "cursor-rules"]).assert().success();
+    env.mem(["export", "--format", "cursor-rules", "--check"]).assert().success();
+    let dir = env.work().join(".cursor/rules");
+    assert!(dir.join("mem-rules-a.b.mdc").is_file() && dir.join("mem-rules.a-b.mdc").is_file());
+
+    // A `.cursor` that is a link is never written through.
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::remove_dir_all(env.work().join(".cursor")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.work().join(".cursor")).unwrap();
+    env.mem(["export", "--format", "cursor-rules"]).assert().code(2);
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }

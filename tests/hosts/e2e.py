@@ -186,7 +186,7 @@ def free_port():
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: e2e.py MEM_BINARY REPO")
-    mem, repo = sys.argv[1], sys.argv[2]
+    mem, repo = str(Path(sys.argv[1]).resolve()), str(Path(sys.argv[2]).resolve())
     try:
         claude_code(mem, repo)
         opencode(mem, repo)

@@ -58,10 +58,12 @@ def check_schemas(tools):
           "memory_remember does not say what not to save")
 
 
-def server(mem, project, trust_all):
+def server(mem, project, trust_all, role=None):
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     if trust_all:
         env["MEM_TRUST_ALL"] = "1"
+    if role:
+        env["MEM_ROLE"] = role
     return StdioServerParameters(command=mem, args=["mcp"], env=env, cwd=project)
 
 
@@ -216,7 +218,43 @@ async def list_changes(mem, project):
             await asyncio.wait_for(changed.wait(), timeout=10)
             uris = {str(r.uri) for r in (await s.list_resources()).resources}
             check("mem://memory/facts/added-by-hand" in uris, "the new memory is not listed")
-            print("resources: list_changed sent after a memory was added by hand")
+            # An edit in place is seen too.
+            changed.clear()
+            (memory / "facts/added-by-hand.md").write_text("---\nsummary: Edited in an editor.\n---\nEdited.\n")
+            await asyncio.wait_for(changed.wait(), timeout=10)
+            print("resources: list_changed sent after a memory was added, and after it was edited, by hand")
+
+
+async def roles(mem, project):
+    """An agent acting as one role cannot read, list, name, change or forget
+    another role's private memory."""
+    memory = Path(project) / ".memory"
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    subprocess.run([mem, "remember", "facts/alice-only", "--role", "alice",
+                    "The ALICESECRET staging password rotation happens on Fridays."],
+                   cwd=project, env=env, check=True, capture_output=True)
+    secret = (memory / "facts/alice-only.md").read_text()
+    async with stdio_client(server(mem, project, trust_all=True, role="bob")) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            for tool, args in [("memory_inspect", {"path": "facts/alice-only"}),
+                               ("memory_forget", {"path": "facts/alice-only"}),
+                               ("memory_remember", {"path": "facts/alice-only", "tags": ["x"]}),
+                               ("memory_remember", {"path": "facts/alice-only", "body": "Overwritten by bob."})]:
+                out = await s.call_tool(tool, args)
+                check(out.is_error and "ALICESECRET" not in texts(out)[0], f"{tool} {args}: {texts(out)}")
+            check((memory / "facts/alice-only.md").read_text() == secret, "bob changed alice's memory")
+            saved = report(await s.call_tool("memory_remember", {
+                "path": "facts/bob-note",
+                "body": "The ALICESECRET staging password rotation happens on Fridays, bob says."}), "memory_remember")
+            shown = json.dumps(saved)
+            check("alice-only" not in shown and "ALICESECRET staging password rotation happens on Fridays." not in
+                  json.dumps(saved["manifest"]), f"bob's reply names alice's memory: {shown}")
+            listed = report(await s.call_tool("memory_list", {"category": "facts"}), "memory_list")
+            check("facts/alice-only.md" not in [m["path"] for m in listed["memories"]], "listed to bob")
+            prompt = (await s.get_prompt("memory-consolidate", {})).messages[0].content.text
+            check("alice-only" not in prompt and "facts/staging-cluster.md" in prompt, "the consolidate prompt")
+            print("roles: bob cannot read, list, name, change or forget alice's memory")
 
 
 async def untrusted(mem, project):
@@ -304,6 +342,7 @@ async def held_back(mem, project):
 async def run(mem, project):
     await session(mem, project)
     await list_changes(mem, project)
+    await roles(mem, project)
     await untrusted(mem, project)
     await untrusted_writes(mem, project)
     await held_back(mem, project)

@@ -29,6 +29,8 @@ const TIMEOUT_MS = 5000
 const MATCHES_MAX = 12000
 /** How often, at most, the memory tree is looked at for changes. */
 const STAT_EVERY_MS = 1000
+/** The block is built again at least this often (edits the stamp misses). */
+const REBUILD_EVERY_MS = 30000
 
 type Run = { ok: boolean; stdout: string; stderr: string; why?: string }
 
@@ -81,33 +83,45 @@ function runMem(args: string[], cwd: string, input?: string): Promise<Run> {
 }
 
 function firstLine(text: string | undefined): string {
-  return (text ?? "").split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? ""
+  const line = (text ?? "").split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? ""
+  return line.replace(/^mem: /, "")
 }
 
-/** Modification times of every entry under the memory roots: changes when
- *  a memory is added, removed, renamed or edited. */
-function treeStamp(dirs: string[]): string {
+/** What changes when a memory is added, removed or renamed, when a rule or
+ *  ROOT.md is edited, or when trust changes: the roots' folders, their
+ *  category folders, ROOT.md, the files of rules/ and the trust records.
+ *  Cheap whatever the tree holds (no memory outside rules/ is looked at);
+ *  other in-place edits are picked up by the periodic rebuild. */
+function treeStamp(roots: string[]): string {
   const parts: string[] = []
-  const walk = (dir: string, depth: number) => {
-    let names: string[]
+  const stat = (path: string) => {
     try {
-      names = readdirSync(dir).sort()
+      const st = statSync(path)
+      parts.push(`${path}:${st.mtimeMs}:${st.size}`)
+      return st
     } catch {
-      return
+      parts.push(`${path}:-`)
+      return undefined
     }
-    for (const name of names) {
-      if (name.startsWith(".") && name !== ".memory") continue
-      const path = join(dir, name)
-      try {
-        const st = statSync(path)
-        parts.push(`${path}:${st.mtimeMs}:${st.size}`)
-        if (st.isDirectory() && depth < 2) walk(path, depth + 1)
-      } catch {
-        // Gone meanwhile: the next look sees it.
+  }
+  const list = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).sort()
+    } catch {
+      return []
+    }
+  }
+  for (const root of roots) {
+    if (!stat(root)?.isDirectory()) continue
+    stat(join(root, "ROOT.md"))
+    for (const name of list(root)) {
+      if (name.startsWith(".") && name !== ".trust") continue
+      const st = stat(join(root, name))
+      if (st?.isDirectory() && (name === "rules" || name === ".trust")) {
+        for (const file of list(join(root, name))) stat(join(root, name, file))
       }
     }
   }
-  for (const dir of dirs) walk(dir, 0)
   return parts.join("\n")
 }
 
@@ -128,13 +142,14 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
     }
   }
 
-  // Where the memory lives: the project's .memory/ and the global root.
-  let roots: string[] = [join(cwd, ".memory")]
+  // Where the memory lives: the project's .memory/ (watched even before it
+  // exists) and the roots mem reports, the global one included.
+  const roots: string[] = [join(cwd, ".memory")]
   const located = await runMem(["--json", "inspect"], cwd)
   if (located.ok) {
     try {
       const found = JSON.parse(located.stdout) as { roots?: { dir: string }[] }
-      roots = (found.roots ?? []).map((r) => r.dir)
+      for (const r of found.roots ?? []) if (!roots.includes(r.dir)) roots.push(r.dir)
     } catch {
       // The project root alone, then.
     }
@@ -143,6 +158,7 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   let block = ""
   let stamp: string | undefined
   let lookedAt = 0
+  let builtAt = 0
   const sessions = new Map<string, Session>()
 
   /** The session-start block, built again when the tree changed. */
@@ -151,7 +167,8 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
     if (stamp !== undefined && now - lookedAt < STAT_EVERY_MS) return block
     lookedAt = now
     const seen = treeStamp(roots)
-    if (seen === stamp) return block
+    if (seen === stamp && now - builtAt < REBUILD_EVERY_MS) return block
+    builtAt = now
     const run = await runMem(["context"], cwd)
     if (!run.ok) {
       await log(run.why ?? "mem context failed")

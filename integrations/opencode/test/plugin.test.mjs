@@ -143,3 +143,20 @@ test("mem missing, failing or slow: the session goes on, one line each", async (
   assert.match(late.logs[0], /took over/)
   delete process.env.MEM_PLUGIN_TIMEOUT_MS
 })
+
+test("trust revoked, or a root made after the start, is seen within a second", async () => {
+  const work = project()
+  const { hooks } = await start(work)
+  assert.ok((await system(hooks, "s8"))[0].includes("部署脚本用 pnpm"))
+  mem(work, "untrust")
+  await sleep(1100)
+  assert.ok(!(await system(hooks, "s8"))[0].includes("部署脚本用 pnpm"), "still injected after untrust")
+
+  const empty = mkdtempSync(join(tmpdir(), "mem-opencode-empty-"))
+  const late = await start(empty)
+  assert.deepEqual(await system(late.hooks, "s9", "base"), ["base"])
+  mem(empty, "init")
+  mem(empty, "remember", "rules/late", "Rules made after the session started still count.")
+  await sleep(1100)
+  assert.ok((await system(late.hooks, "s9", "base"))[0].includes("Rules made after the session started"))
+})

@@ -25,6 +25,7 @@ use crate::output::Report;
 
 mod block;
 mod resources;
+mod roles;
 mod tools;
 mod trusted;
 
@@ -90,29 +91,52 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
     })
 }
 
-/// What changes when a memory is added, removed or renamed, or trust
-/// changes: each root's folders and `ROOT.md` with their modification
-/// times, and the trust record's. Cheap: no memory is read.
-fn listing_stamp(opts: &Options) -> Vec<(std::path::PathBuf, Option<std::time::SystemTime>)> {
+/// Files whose times are looked at every two seconds, at most: past this,
+/// only folders are (an edit in place then shows at the next add, removal
+/// or rename).
+const STAMP_FILES: usize = 4096;
+
+/// What changes when a memory is added, removed, renamed or edited, or
+/// trust changes: each root's folders and files with their modification
+/// times and sizes (folders only in a tree over [`STAMP_FILES`]), and the
+/// trust records'. No memory is read.
+fn listing_stamp(
+    opts: &Options,
+) -> Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)> {
     let Ok(ctx) = Context::resolve(opts) else { return Vec::new() };
-    let mtime = |p: &std::path::Path| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok();
+    let stat = |p: &std::path::Path| {
+        std::fs::symlink_metadata(p).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+    };
+    let entries = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut out: Vec<_> = std::fs::read_dir(dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        out.sort();
+        out
+    };
     let mut out = Vec::new();
     let trust = crate::store::trust::records_dir(&ctx.roots.global.dir);
-    out.push((trust.clone(), mtime(&trust)));
+    out.push((trust.clone(), stat(&trust)));
+    for record in entries(&trust) {
+        let s = stat(&record);
+        out.push((record, s));
+    }
+    let mut files = 0;
     for root in ctx.selected() {
-        out.push((root.dir.join("ROOT.md"), mtime(&root.dir.join("ROOT.md"))));
-        let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
-        let mut dirs: Vec<_> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .map(|e| e.path())
-            .collect();
-        dirs.sort();
-        out.extend(dirs.into_iter().map(|d| {
-            let t = mtime(&d);
-            (d, t)
-        }));
+        out.push((root.dir.join("ROOT.md"), stat(&root.dir.join("ROOT.md"))));
+        let folders = entries(&root.dir).into_iter().filter(|p| {
+            p.is_dir() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        });
+        for dir in folders {
+            out.push((dir.clone(), stat(&dir)));
+            if files < STAMP_FILES {
+                for file in entries(&dir) {
+                    files += 1;
+                    let s = stat(&file);
+                    out.push((file, s));
+                }
+            }
+        }
     }
     out
 }

@@ -79,7 +79,9 @@ pub fn get_prompt(
         }
         "memory-consolidate" => {
             let kind = prompt::Kind::Consolidate { since: arg("since") };
-            prompt::run(ctx, &prompt::Args { kind }).map_err(to_error)?.prompt
+            // The instructions and the list of memories, as the CLI prints them.
+            let report = prompt::run(ctx, &prompt::Args { kind }).map_err(to_error)?;
+            crate::output::Report::human(&report, &crate::output::Style { color: false })
         }
         other => {
             return Err(ErrorData::invalid_params(

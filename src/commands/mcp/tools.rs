@@ -6,6 +6,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 
+use super::roles;
 use super::trusted::{trusted_detail, trusted_list};
 use super::{Server, answer};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
@@ -207,9 +208,18 @@ impl Server {
                             .hint("use \"project\" or \"global\", or leave it out"));
                     }
                 };
+                roles::refuse_overwrite(&ctx, &args.path)?;
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
                     .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                // Another role's memories are not named: not in the category
+                // listing, not as a near-duplicate.
+                report.manifest.retain(|(file, _)| !roles::hidden(&ctx, file));
+                report.warnings.retain(|w| {
+                    let Some(rest) = w.strip_prefix("nearly the same as ") else { return true };
+                    let file = rest.split_whitespace().nth(1).unwrap_or("");
+                    !roles::hidden(&ctx, file)
+                });
                 if let Some(dir) = &gated {
                     agent::scrub(&mut report.warnings, dir);
                 }
@@ -249,6 +259,7 @@ impl Server {
         answer(
             "forget",
             self.context().and_then(|ctx| {
+                roles::refuse_hidden(&ctx, &args.path)?;
                 let gated = agent::gated_dir(&ctx);
                 let mut report = forget::run(&ctx, &args)
                     .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
@@ -268,6 +279,9 @@ impl Server {
         answer(
             "inspect",
             self.context().and_then(|ctx| {
+                if let Some(path) = &args.path {
+                    roles::refuse_hidden(&ctx, path)?;
+                }
                 // Like recall: an untrusted project root's text is not handed to the agent.
                 let gated = agent::gated_dir(&ctx);
                 let (ctx, note, gate) = agent::gated(ctx);

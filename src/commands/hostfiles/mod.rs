@@ -16,11 +16,14 @@ use crate::base::error::{Error, Result};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::regions;
+
+mod text;
 use crate::model::roots::Root;
 use crate::settings::Context;
 use crate::store::files::{self, Links};
 use crate::store::trust::{Gate, RootMd};
 use crate::store::write::{remove_file, write_atomic};
+use text::{defuse, demote, expand_braces, one_line, strip_title, yaml_line};
 
 /// The region's label in `AGENTS.md` / `CLAUDE.md`.
 const LABEL: &str = "mem";
@@ -182,14 +185,14 @@ fn region(parts: &[Part], flag: &str) -> Vec<String> {
             }
         }
     }
-    text.lines().map(String::from).collect()
+    text.lines().map(defuse).collect()
 }
 
 /// Put `lines` into the `mem` region of `file` (made when missing, added at
 /// the end of a file without one); the rest of the file stays as written.
 fn region_file(top: &Path, file: &Path, lines: &[String], check: bool) -> Result<Written> {
-    let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(top);
-    let before = read(dir, file)?;
+    let root = io_root(top, file);
+    let before = read(root, file)?;
     let text = before.clone().unwrap_or_default();
     let found = regions::find(&text).map_err(|e| {
         Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
@@ -198,37 +201,58 @@ fn region_file(top: &Path, file: &Path, lines: &[String], check: bool) -> Result
     let after = if found.iter().any(|r| r.label == LABEL) {
         regions::replace(&text, &found, |label| (label == LABEL).then(|| lines.to_vec()))
     } else {
+        // Added at the end, in the file's own line endings.
+        let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
         let mut out = text.clone();
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+        if !out.is_empty() {
+            if !out.ends_with('\n') {
+                out.push_str(nl);
+            }
+            if !out.ends_with(&format!("{nl}{nl}")) {
+                out.push_str(nl);
+            }
         }
-        out.push_str(&format!("<!-- auto:begin {LABEL} -->\n"));
+        out.push_str(&format!("<!-- auto:begin {LABEL} -->{nl}"));
         for line in lines {
             out.push_str(line);
-            out.push('\n');
+            out.push_str(nl);
         }
-        out.push_str("<!-- auto:end -->\n");
+        out.push_str(&format!("<!-- auto:end -->{nl}"));
         out
     };
-    settle(dir, file, before.as_deref(), &after, check)
+    settle(root, top, file, before.as_deref(), &after, check)
+}
+
+/// The folder every read and write of `path` stays inside (never through a
+/// link below it): the project's top folder, or the folder named by
+/// `--output` when that is elsewhere.
+fn io_root<'a>(top: &'a Path, path: &'a Path) -> &'a Path {
+    if path.starts_with(top) {
+        top
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(top)
+    }
 }
 
 /// One `.mdc` per part in `dir`; generated files no part asks for any more
 /// are removed.
 fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<Vec<Written>> {
-    let _ = top;
+    let root = if dir.starts_with(top) { top } else { dir };
     let mut out = Vec::new();
     let mut names = Vec::new();
     for p in parts {
         let name = if p.path == "ROOT.md" {
             "mem-plan.mdc".to_string()
         } else {
-            format!("mem-{}.mdc", p.path.trim_end_matches(".md").replace('/', "-"))
+            // `category.slug`: a category has no dot, so no two memories share a name.
+            format!("mem-{}.mdc", p.path.trim_end_matches(".md").replacen('/', ".", 1))
         };
         let always = p.globs.is_empty();
         let mut text = format!("---\ndescription: {}\n", yaml_line(&p.summary));
         if !always {
-            text.push_str(&format!("globs: {}\n", yaml_line(&p.globs.join(","))));
+            // Cursor splits `globs` at commas: a `{a,b}` group is spelled out.
+            let globs: Vec<String> = p.globs.iter().flat_map(|g| expand_braces(g)).collect();
+            text.push_str(&format!("globs: {}\n", yaml_line(&globs.join(","))));
         }
         text.push_str(&format!("alwaysApply: {always}\n---\n{MDC_MARK}\n<!-- {} -->\n\n", p.path));
         text.push_str(&format!("# {}\n\n", one_line(&p.title)));
@@ -240,7 +264,7 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
             text.push_str(&format!("{body}\n"));
         }
         let file = dir.join(&name);
-        let before = read(dir, &file)?;
+        let before = read(root, &file)?;
         if before.as_deref().is_some_and(|b| !b.contains(MDC_MARK)) {
             return Err(Error::input(format!(
                 "{} exists and was not written by mem",
@@ -250,7 +274,7 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
                 "rename it, or move it out of the way; mem writes only mem-*.mdc files it made",
             ));
         }
-        out.push(settle(dir, &file, before.as_deref(), &text, check)?);
+        out.push(settle(root, top, &file, before.as_deref(), &text, check)?);
         names.push(name);
     }
     // Generated files of memories that are gone (or no longer resident).
@@ -265,14 +289,14 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
                     && name.ends_with(".mdc")
                     && !names.iter().any(|n| n == name)
             })
-            .filter(|p| read(dir, p).ok().flatten().is_some_and(|t| t.contains(MDC_MARK)))
+            .filter(|p| read(root, p).ok().flatten().is_some_and(|t| t.contains(MDC_MARK)))
             .collect();
         stale.sort();
         for file in stale {
-            let before = read(dir, &file)?.unwrap_or_default();
-            let diff = unified(&file, &before, "");
+            let before = read(root, &file)?.unwrap_or_default();
+            let diff = unified(top, &file, &before, "");
             if !check {
-                remove_file(dir, &file)?;
+                remove_file(root, &file)?;
             }
             out.push(Written { file, action: "removed", diff });
         }
@@ -282,7 +306,8 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
 
 /// Write `after` unless it is what is there (or only compare, with `check`).
 fn settle(
-    dir: &Path,
+    root: &Path,
+    top: &Path,
     file: &Path,
     before: Option<&str>,
     after: &str,
@@ -296,11 +321,11 @@ fn settle(
     let diff = if action == "unchanged" {
         String::new()
     } else {
-        unified(file, before.unwrap_or(""), after)
+        unified(top, file, before.unwrap_or(""), after)
     };
     if action != "unchanged" && !check {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        write_atomic(dir, file, after.as_bytes())?;
+        // Missing folders are made on the way, none of them through a link.
+        write_atomic(root, file, after.as_bytes())?;
     }
     Ok(Written { file: file.to_path_buf(), action, diff })
 }
@@ -320,75 +345,15 @@ fn read(dir: &Path, file: &Path) -> Result<Option<String>> {
     }
 }
 
-fn unified(file: &Path, before: &str, after: &str) -> String {
-    let name = file.display().to_string();
+fn unified(top: &Path, file: &Path, before: &str, after: &str) -> String {
+    // `a/AGENTS.md` inside the project, the whole path outside it.
+    let (a, b) = match file.strip_prefix(top) {
+        Ok(rel) => (format!("a/{}", rel.display()), format!("b/{}", rel.display())),
+        Err(_) => (file.display().to_string(), file.display().to_string()),
+    };
     similar::TextDiff::from_lines(before, after)
         .unified_diff()
         .context_radius(2)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .header(&a, &b)
         .to_string()
-}
-
-/// Markdown headings moved `by` levels down (at most `######`), outside
-/// code fences.
-fn demote(text: &str, by: usize) -> String {
-    let mut fenced = false;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            fenced = !fenced;
-        }
-        let level = line.chars().take_while(|&c| c == '#').count();
-        if !fenced && level > 0 && line[level..].starts_with(' ') {
-            let deeper = (level + by).min(6);
-            out.push(format!("{}{}", "#".repeat(deeper), &line[level..]));
-        } else {
-            out.push(line.to_string());
-        }
-    }
-    out.join("\n")
-}
-
-/// A body without its first heading when that heading is the title.
-fn strip_title(body: &str, title: &str) -> String {
-    let trimmed = body.trim_start();
-    let first = trimmed.lines().next().unwrap_or("");
-    if first.starts_with('#') && first.trim_start_matches('#').trim() == title.trim() {
-        trimmed[first.len()..].trim_start().to_string()
-    } else {
-        body.to_string()
-    }
-}
-
-fn one_line(s: &str) -> String {
-    crate::base::text::flat(s).into_owned()
-}
-
-/// A YAML scalar on one line, quoted.
-fn yaml_line(s: &str) -> String {
-    serde_json::to_string(&one_line(s)).unwrap_or_else(|_| "\"\"".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headings_move_down_outside_code_only() {
-        let text = "# A\n\n```sh\n# not a heading\n```\n## B\n#tag\n";
-        assert_eq!(demote(text, 2), "### A\n\n```sh\n# not a heading\n```\n#### B\n#tag");
-        assert_eq!(demote("##### deep", 4), "###### deep");
-    }
-
-    #[test]
-    fn a_body_loses_only_a_first_heading_that_repeats_the_title() {
-        assert_eq!(strip_title("# Use pnpm\n\nText.", "Use pnpm"), "Text.");
-        assert_eq!(strip_title("# Other\n\nText.", "Use pnpm"), "# Other\n\nText.");
-    }
-
-    #[test]
-    fn yaml_values_stay_on_one_quoted_line() {
-        assert_eq!(yaml_line("a: b\nc"), "\"a: b c\"");
-    }
 }
