@@ -4,8 +4,9 @@
 //   rules/, pinned memories, the routing table) is merged into the system
 //   text of every request: appended to the last system part, never a second
 //   system message (some model backends accept only one).
-// - It is built again when the memory tree changes (a file added, removed or
-//   edited under .memory/ or the global root).
+// - It is built again when the memory tree changes (a memory added, removed
+//   or renamed, a rule or ROOT.md edited, trust given or taken back), and at
+//   least every 30 s.
 // - Once the user's message is known (`chat.message`), the memories that
 //   match it and that this session has not been shown yet (`mem context
 //   --query -` with the session id) are added to that session's system text.
@@ -13,22 +14,30 @@
 //   system text keeps it (and the matches) afterwards, and the session's
 //   record of what it was shown starts over.
 //
-// Every call runs the `mem` binary ($MEM_BIN, else `mem` on PATH) with a
-// timeout; it never re-implements it. When mem is missing, fails, times out
-// or the project's memory is not trusted, the session goes on without it
-// and the plugin logs one line (once per kind of problem).
+// Every call runs the `mem` binary ($MEM_BIN, else `mem` on PATH); it never
+// re-implements it. A hook waits for it at most 5 s: a slower call (the first
+// on a large tree builds mem's index) goes on in the background and its
+// answer serves the next requests. When mem is missing, fails or the
+// project's memory is not trusted, the session goes on without it and the
+// plugin logs one line (once per kind of problem).
 
 import { spawn } from "node:child_process"
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
 
-/** How long one `mem` call may take ($MEM_PLUGIN_TIMEOUT_MS overrides). */
+/** How long a hook waits for `mem` ($MEM_PLUGIN_TIMEOUT_MS overrides). A
+ *  slower call (the first one on a large tree builds mem's index) goes on in
+ *  the background, and its answer is used from the next request on. */
 const TIMEOUT_MS = 5000
+/** How long a `mem` call may run at all before it is killed. */
+const KILL_MS = 120000
 /** The most matched-memory text a session's system text carries (characters). */
 const MATCHES_MAX = 12000
 /** How often, at most, the memory tree is looked at for changes. */
 const STAT_EVERY_MS = 1000
+/** Files of rules/ (and trust records) whose times the stamp looks at, at most. */
+const STAMP_FILES = 512
 /** The block is built again at least this often (edits the stamp misses). */
 const REBUILD_EVERY_MS = 30000
 
@@ -37,9 +46,8 @@ type Run = { ok: boolean; stdout: string; stderr: string; why?: string }
 /** Run `mem` with `args` in `cwd`, `input` on stdin; never throws. On a
  *  timeout the whole process group is killed, so a stuck child cannot hold
  *  the session. */
-function runMem(args: string[], cwd: string, input?: string): Promise<Run> {
+function runMem(args: string[], cwd: string, input?: string, timeout = KILL_MS): Promise<Run> {
   const bin = process.env.MEM_BIN || "mem"
-  const timeout = Number(process.env.MEM_PLUGIN_TIMEOUT_MS) || TIMEOUT_MS
   return new Promise((resolve) => {
     let stdout = ""
     let stderr = ""
@@ -87,6 +95,21 @@ function firstLine(text: string | undefined): string {
   return line.replace(/^mem: /, "")
 }
 
+/** Waits for `work` at most the hook timeout; `undefined` when it is not
+ *  done by then (it goes on). */
+async function atMost<T>(work: Promise<T>): Promise<T | undefined> {
+  const wait = Number(process.env.MEM_PLUGIN_TIMEOUT_MS) || TIMEOUT_MS
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), wait)
+  })
+  try {
+    return await Promise.race([work, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** What changes when a memory is added, removed or renamed, when a rule or
  *  ROOT.md is edited, or when trust changes: the roots' folders, their
  *  category folders, ROOT.md, the files of rules/ and the trust records.
@@ -118,7 +141,10 @@ function treeStamp(roots: string[]): string {
       if (name.startsWith(".") && name !== ".trust") continue
       const st = stat(join(root, name))
       if (st?.isDirectory() && (name === "rules" || name === ".trust")) {
-        for (const file of list(join(root, name))) stat(join(root, name, file))
+        // Bounded: past this many, the folder's own time and the periodic
+        // rebuild stand in for each file's.
+        const files = list(join(root, name))
+        if (files.length <= STAMP_FILES) for (const file of files) stat(join(root, name, file))
       }
     }
   }
@@ -145,7 +171,7 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   // Where the memory lives: the project's .memory/ (watched even before it
   // exists) and the roots mem reports, the global one included.
   const roots: string[] = [join(cwd, ".memory")]
-  const located = await runMem(["--json", "inspect"], cwd)
+  const located = (await atMost(runMem(["--json", "inspect"], cwd))) ?? { ok: false, stdout: "", stderr: "" }
   if (located.ok) {
     try {
       const found = JSON.parse(located.stdout) as { roots?: { dir: string }[] }
@@ -162,22 +188,34 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   const sessions = new Map<string, Session>()
 
   /** The session-start block, built again when the tree changed. */
+  let building: Promise<void> | undefined
+  /** Build the block again; one build at a time. A failure is logged and
+   *  not retried before the tree changes or the rebuild period is over. */
+  const rebuild = (seen: string): Promise<void> => {
+    building ??= (async () => {
+      const run = await runMem(["context"], cwd)
+      stamp = seen
+      builtAt = Date.now()
+      if (!run.ok) return void (await log(run.why ?? "mem context failed"))
+      const note = firstLine(run.stderr)
+      if (note) await log(note)
+      block = run.stdout.trim()
+    })().finally(() => {
+      building = undefined
+    })
+    return building
+  }
+
+  /** The session-start block, built again when the tree changed. */
   const current = async (): Promise<string> => {
     const now = Date.now()
     if (stamp !== undefined && now - lookedAt < STAT_EVERY_MS) return block
     lookedAt = now
     const seen = treeStamp(roots)
     if (seen === stamp && now - builtAt < REBUILD_EVERY_MS) return block
-    builtAt = now
-    const run = await runMem(["context"], cwd)
-    if (!run.ok) {
-      await log(run.why ?? "mem context failed")
-      return block
+    if ((await atMost(rebuild(seen).then(() => true))) === undefined) {
+      await log("mem context is slow (a first run indexes the memory): the block comes with a later request")
     }
-    const note = firstLine(run.stderr)
-    if (note) await log(note)
-    stamp = seen
-    block = run.stdout.trim()
     return block
   }
 
@@ -208,14 +246,17 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
         .join("\n")
       if (!prompt.trim()) return
       const request = JSON.stringify({ prompt, session_id: hook.sessionID, cwd })
-      const run = await runMem(["context", "--query", "-"], cwd, request)
-      if (!run.ok) return void (await log(run.why ?? "mem context --query failed"))
-      const found = run.stdout.trim()
-      if (!found) return
       const s = session(hook.sessionID)
-      s.matches.push(found)
-      // Bounded: the oldest matches go first.
-      while (s.matches.join("\n\n").length > MATCHES_MAX && s.matches.length > 1) s.matches.shift()
+      // Added when mem answers: now, or (slow) for the requests after.
+      const matched = runMem(["context", "--query", "-"], cwd, request).then(async (run) => {
+        if (!run.ok) return void (await log(run.why ?? "mem context --query failed"))
+        const found = run.stdout.trim()
+        if (!found) return
+        s.matches.push(found)
+        // Bounded: the oldest matches go first.
+        while (s.matches.join("\n\n").length > MATCHES_MAX && s.matches.length > 1) s.matches.shift()
+      })
+      await atMost(matched)
     },
 
     "experimental.session.compacting": async (hook, output) => {
@@ -223,8 +264,10 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
       if (text) output.context.push(text)
       // What the session was shown is summarised away: it starts over.
       const request = JSON.stringify({ session_id: hook.sessionID, source: "compact", cwd })
-      const run = await runMem(["context", "--hook", "--no-track"], cwd, request)
-      if (!run.ok) await log(run.why ?? "mem context --hook failed")
+      const reset = runMem(["context", "--hook", "--no-track"], cwd, request).then(async (run) => {
+        if (!run.ok) await log(run.why ?? "mem context --hook failed")
+      })
+      await atMost(reset)
     },
   }
 }
