@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"memory_context", "memory_recall", "memory_list", "memory_inspect",
@@ -225,6 +225,31 @@ async def list_changes(mem, project):
             print("resources: list_changed sent after a memory was added, and after it was edited, by hand")
 
 
+async def paging(mem, project):
+    """A large tree's resources come in pages, every memory once."""
+    bulk = Path(project) / ".memory/bulk"
+    bulk.mkdir()
+    for i in range(520):
+        (bulk / f"note-{i:03}.md").write_text(f"---\nsummary: Bulk note {i}.\n---\nBulk note {i}.\n")
+    async with stdio_client(server(mem, project, trust_all=True)) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            uris, cursor, pages = [], None, 0
+            while True:
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await s.list_resources(params=params)
+                uris += [str(r.uri) for r in page.resources]
+                pages += 1
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            check(pages == 2 and len(uris) == len(set(uris)), f"{pages} pages, {len(uris)} resources")
+            check(sum(u.startswith("mem://memory/bulk/") for u in uris) == 520, "a bulk note is missing")
+            print(f"resources: {len(uris)} in {pages} pages")
+    import shutil
+    shutil.rmtree(bulk)
+
+
 async def roles(mem, project):
     """An agent acting as one role cannot read, list, name, change or forget
     another role's private memory."""
@@ -342,6 +367,7 @@ async def held_back(mem, project):
 async def run(mem, project):
     await session(mem, project)
     await list_changes(mem, project)
+    await paging(mem, project)
     await roles(mem, project)
     await untrusted(mem, project)
     await untrusted_writes(mem, project)

@@ -91,6 +91,9 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
     })
 }
 
+/// Resources per `resources/list` page: a client pages through a large tree.
+const RESOURCE_PAGE: usize = 500;
+
 /// Files whose times are looked at every two seconds, at most: past this,
 /// only folders are (an edit in place then shows at the next add, removal
 /// or rename).
@@ -194,11 +197,23 @@ impl ServerHandler for Server {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(ListResourcesResult::with_all_items(resources::resources(&ctx)?))
+        // Pages of RESOURCE_PAGE; the cursor is where the next one starts.
+        let from = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(c) => c.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(format!("cursor `{c}` is not one this server gave"), None)
+            })?,
+        };
+        let all = resources::resources(&ctx)?;
+        let page: Vec<_> = all.iter().skip(from).take(RESOURCE_PAGE).cloned().collect();
+        let mut result = ListResourcesResult::with_all_items(page);
+        let next = from + RESOURCE_PAGE;
+        result.next_cursor = (next < all.len()).then(|| next.to_string());
+        Ok(result)
     }
 
     async fn list_resource_templates(
