@@ -50,6 +50,16 @@ pub enum HostFormat {
 }
 
 impl HostFormat {
+    /// The files it writes, as git names them from the top folder.
+    fn files(self, project: &str) -> String {
+        let name = match self {
+            HostFormat::AgentsMd => "AGENTS.md",
+            HostFormat::ClaudeMd => "CLAUDE.md",
+            HostFormat::CursorRules => ".cursor/rules",
+        };
+        if project == "." { name.to_string() } else { format!("{project}/{name}") }
+    }
+
     fn flag(self) -> &'static str {
         match self {
             HostFormat::AgentsMd => "agents-md",
@@ -163,11 +173,26 @@ fn hook_script(
         root_md = sh_quote(root_md),
         project = sh_quote(project),
     );
+    // The exported files are judged only when the memory in the working
+    // tree is what the commit holds (else there is nothing sure to compare
+    // with: said, not refused), and they must be staged as they are.
     for format in exports {
         let flag = format.flag();
+        let files = sh_quote(&format.files(project));
+        let memory = sh_quote(root_md.trim_end_matches("ROOT.md").trim_end_matches('/'));
         run.push_str(&format!(
-            "\"$MEM\" --project {project} --project-only export --format {flag} --check >/dev/null || \
-             {{ echo \"mem: the {flag} files are stale: run 'mem export --format {flag}', then git add them\" >&2; exit 1; }}\n",
+            "if ! git diff --quiet -- {memory}; then\n\
+             \x20 echo \"mem: the memory has unstaged changes, so the {flag} files were not checked\" >&2\n\
+             elif ! git diff --quiet -- {files}; then\n\
+             \x20 echo \"mem: {files} has unstaged changes: git add it (or undo them)\" >&2; exit 1\n\
+             else\n\
+             \x20 \"$MEM\" --project {project} --project-only export --format {flag} --check >/dev/null 2>&1\n\
+             \x20 case $? in\n\
+             \x20   0) ;;\n\
+             \x20   1) echo \"mem: the {flag} files are stale: run 'mem export --format {flag}', then git add them\" >&2; exit 1 ;;\n\
+             \x20   *) echo \"mem: the {flag} files were not checked (is the memory trusted? see 'mem export --format {flag} --check')\" >&2 ;;\n\
+             \x20 esac\n\
+             fi\n",
             project = sh_quote(project),
         ));
     }

@@ -378,7 +378,26 @@ fn the_hook_can_keep_exported_rule_files_fresh() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("mem export --format agents-md"), "{said}");
     env.mem(["export", "--format", "agents-md"]).assert().success();
+    // Exported but not staged: the commit would hold the stale one.
+    let out = git(&env, &work, &["commit", "-q", "-m", "a rule"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("git add"));
     ok(&env, &work, &["add", "-A"]);
     ok(&env, &work, &["commit", "-q", "-m", "a rule, exported"]);
+    // Unstaged memory edits, or a memory this clone does not trust: said,
+    // never a refused commit.
+    env.mem(["remember", "rules/later", "Not staged yet, this rule."]).assert().success();
+    std::fs::write(work.join("a.txt"), "a\n").unwrap();
+    ok(&env, &work, &["add", "a.txt"]);
+    let out = git(&env, &work, &["commit", "-q", "-m", "unrelated"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not checked"));
+    ok(&env, &work, &["checkout", "-q", "--", "."]);
+    ok(&env, &work, &["clean", "-qfd", ".memory"]);
+    env.mem(["untrust"]).assert().success();
+    std::fs::write(work.join("a.txt"), "b\n").unwrap();
+    ok(&env, &work, &["add", "a.txt"]);
+    let out = git(&env, &work, &["commit", "-q", "-m", "unrelated, untrusted"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     env.mem(["hook", "uninstall"]).assert().success();
 }

@@ -115,22 +115,22 @@ fn cursor_gets_one_rule_file_per_part_and_loses_those_that_go() {
     std::fs::write(dir.join("team.mdc"), "---\nalwaysApply: true\n---\nOurs.\n").unwrap();
     env.mem(["export", "--format", "cursor-rules"]).assert().success();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
-    let pnpm = read("mem-rules.deploy-pnpm.mdc");
+    let pnpm = read("mem-rules+deploy-pnpm.mdc");
     assert!(
         pnpm.starts_with("---\ndescription: \"") && pnpm.contains("\nalwaysApply: true\n---\n"),
         "{pnpm}"
     );
     assert!(pnpm.contains("pnpm install --frozen-lockfile"), "{pnpm}");
-    let api = read("mem-rules.api-errors.mdc");
+    let api = read("mem-rules+api-errors.mdc");
     assert!(api.contains("globs: \"src/api/**\"\nalwaysApply: false"), "{api}");
     assert!(read("mem-plan.mdc").contains("Hard rules"));
-    assert!(read("mem-decisions.orm-drizzle.mdc").contains("alwaysApply: true"));
+    assert!(read("mem-decisions+orm-drizzle.mdc").contains("alwaysApply: true"));
     env.mem(["export", "--format", "cursor-rules", "--check"]).assert().success();
     // A rule that goes takes its file with it; the team's own file stays.
     env.mem(["forget", "rules/api-errors"]).assert().success();
     env.mem(["export", "--format", "cursor-rules", "--check"]).assert().code(1);
     env.mem(["export", "--format", "cursor-rules"]).assert().success().stdout(contains("removed"));
-    assert!(!dir.join("mem-rules.api-errors.mdc").exists());
+    assert!(!dir.join("mem-rules+api-errors.mdc").exists());
     assert_eq!(read("team.mdc"), "---\nalwaysApply: true\n---\nOurs.\n");
     // A file mem did not write is never replaced.
     std::fs::write(dir.join("mem-plan.mdc"), "hand-written\n").unwrap();
@@ -174,11 +174,16 @@ fn hostile_memories_and_files_cannot_break_the_region_or_escape_the_project() {
     // Two rules whose names join the same way get two files.
     env.write("rules-a/b.md", "---\nkind: rule\nsummary: One.\n---\nOne.\n");
     env.write("rules/a-b.md", "---\nsummary: Two.\n---\nTwo.\n");
+    env.write("rules.a/b.md", "---\nkind: rule\nsummary: Three.\n---\nThree.\n");
+    env.write("rules/a.b.md", "---\nsummary: Four.\n---\nFour.\n");
     env.mem(["trust", "--yes"]).assert().success();
     env.mem(["export", "--format", "cursor-rules"]).assert().success();
     env.mem(["export", "--format", "cursor-rules", "--check"]).assert().success();
     let dir = env.work().join(".cursor/rules");
-    assert!(dir.join("mem-rules-a.b.mdc").is_file() && dir.join("mem-rules.a-b.mdc").is_file());
+    for name in ["mem-rules-a+b.mdc", "mem-rules+a-b.mdc", "mem-rules.a+b.mdc", "mem-rules+a.b.mdc"]
+    {
+        assert!(dir.join(name).is_file(), "{name}");
+    }
 
     // A `.cursor` that is a link is never written through.
     let elsewhere = env.tmp.path().join("elsewhere");

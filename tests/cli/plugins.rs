@@ -53,7 +53,7 @@ fn the_opencode_plugin_typechecks_and_its_hooks_work_under_node() {
         "node --test:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("# pass 6") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 7") && stdout.contains("# fail 0"), "{stdout}");
 }
 
 /// Each hook command of the Claude Code plugin, run through the shell

@@ -245,6 +245,14 @@ async def paging(mem, project):
                     break
             check(pages == 2 and len(uris) == len(set(uris)), f"{pages} pages, {len(uris)} resources")
             check(sum(u.startswith("mem://memory/bulk/") for u in uris) == 520, "a bulk note is missing")
+            for bad in ["+5", "99999999999", "18446744073709551615", "abc"]:
+                try:
+                    await s.list_resources(params=types.PaginatedRequestParams(cursor=bad))
+                    check(False, f"cursor {bad} was taken")
+                except Failure:
+                    raise
+                except Exception:
+                    pass
             print(f"resources: {len(uris)} in {pages} pages")
     import shutil
     shutil.rmtree(bulk)
@@ -268,7 +276,18 @@ async def roles(mem, project):
                                ("memory_remember", {"path": "facts/alice-only", "body": "Overwritten by bob."})]:
                 out = await s.call_tool(tool, args)
                 check(out.is_error and "ALICESECRET" not in texts(out)[0], f"{tool} {args}: {texts(out)}")
+            sup = await s.call_tool("memory_remember", {"path": "facts/bob-newer", "body": "A newer note, by bob.",
+                                                          "supersedes": "facts/alice-only"})
+            check(sup.is_error, f"bob superseded alice's memory: {texts(sup)}")
             check((memory / "facts/alice-only.md").read_text() == secret, "bob changed alice's memory")
+            # Word for word what a memory that is not there gets.
+            hidden = texts(await s.call_tool("memory_inspect", {"path": "facts/alice-only"}))[0]
+            absent = texts(await s.call_tool("memory_inspect", {"path": "facts/nobody-here"}))[0]
+            check(hidden.replace("alice-only", "X") == absent.replace("nobody-here", "X"), f"{hidden!r} vs {absent!r}")
+            overview = report(await s.call_tool("memory_inspect", {}), "memory_inspect")
+            facts = [r for r in overview["roots"] if r["root"] == "project"][0]["categories"]["facts"]
+            listed_facts = report(await s.call_tool("memory_list", {"category": "facts"}), "memory_list")
+            check(facts == len(listed_facts["memories"]), f"inspect counts {facts}, list shows {len(listed_facts['memories'])}")
             saved = report(await s.call_tool("memory_remember", {
                 "path": "facts/bob-note",
                 "body": "The ALICESECRET staging password rotation happens on Fridays, bob says."}), "memory_remember")

@@ -97,8 +97,8 @@ function firstLine(text: string | undefined): string {
 
 /** Waits for `work` at most the hook timeout; `undefined` when it is not
  *  done by then (it goes on). */
-async function atMost<T>(work: Promise<T>): Promise<T | undefined> {
-  const wait = Number(process.env.MEM_PLUGIN_TIMEOUT_MS) || TIMEOUT_MS
+async function atMost<T>(work: Promise<T>, spent = 0): Promise<T | undefined> {
+  const wait = Math.max(0, (Number(process.env.MEM_PLUGIN_TIMEOUT_MS) || TIMEOUT_MS) - spent)
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), wait)
@@ -156,16 +156,15 @@ type Session = { matches: string[] }
 export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   const cwd = input.directory
   const logged = new Set<string>()
+  // Never awaited: a slow log must not hold a hook.
   const log = async (why: string) => {
     const kind = why.split(":")[0]
     if (logged.has(kind)) return
     logged.add(kind)
     const message = `mem: ${why}; the session goes on without it`
-    try {
-      await input.client.app.log({ body: { service: "mem", level: "warn", message } })
-    } catch {
-      console.error(message)
-    }
+    Promise.resolve()
+      .then(() => input.client.app.log({ body: { service: "mem", level: "warn", message } }))
+      .catch(() => console.error(message))
   }
 
   // Where the memory lives: the project's .memory/ (watched even before it
@@ -260,14 +259,16 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
     },
 
     "experimental.session.compacting": async (hook, output) => {
-      const text = await current()
-      if (text) output.context.push(text)
-      // What the session was shown is summarised away: it starts over.
+      // What the session was shown is summarised away: it starts over. Run
+      // beside the block, not after it: the hook waits once, at most.
+      const started = Date.now()
       const request = JSON.stringify({ session_id: hook.sessionID, source: "compact", cwd })
       const reset = runMem(["context", "--hook", "--no-track"], cwd, request).then(async (run) => {
         if (!run.ok) await log(run.why ?? "mem context --hook failed")
       })
-      await atMost(reset)
+      const text = await current()
+      if (text) output.context.push(text)
+      await atMost(reset, Date.now() - started)
     },
   }
 }

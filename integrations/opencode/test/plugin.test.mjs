@@ -32,9 +32,11 @@ function mem(cwd, ...args) {
 }
 
 /** The plugin as OpenCode starts it, with a client that records its log. */
-async function start(work) {
+async function start(work, logDelay = 0) {
   const logs = []
-  const client = { app: { log: async ({ body }) => void logs.push(body.message) } }
+  const client = {
+    app: { log: async ({ body }) => { logs.push(body.message); await sleep(logDelay) } },
+  }
   const hooks = await MemPlugin({
     client,
     project: { id: "p", worktree: work },
@@ -164,4 +166,24 @@ test("trust revoked, or a root made after the start, is seen within a second", a
   mem(empty, "remember", "rules/late", "Rules made after the session started still count.")
   await sleep(1100)
   assert.ok((await system(late.hooks, "s9", "base"))[0].includes("Rules made after the session started"))
+})
+
+test("a slow log or a slow mem holds a hook once, never longer", async () => {
+  const work = project({ trusted: false })
+  process.env.MEM_PLUGIN_TIMEOUT_MS = "500"
+  const { hooks, logs } = await start(work, 3000)
+  let t = Date.now()
+  await system(hooks, "s10", "base")
+  assert.ok(Date.now() - t < 1000, `a slow log held the hook ${Date.now() - t} ms`)
+  assert.equal(logs.length, 1)
+  const slow = join(work, "slow-mem")
+  writeFileSync(slow, "#!/bin/sh\nsleep 3\n")
+  chmodSync(slow, 0o755)
+  process.env.MEM_BIN = slow
+  const late = await start(work)
+  t = Date.now()
+  await late.hooks["experimental.session.compacting"]({ sessionID: "s10" }, { context: [] })
+  assert.ok(Date.now() - t < 900, `compaction waited ${Date.now() - t} ms`)
+  delete process.env.MEM_PLUGIN_TIMEOUT_MS
+  process.env.MEM_BIN = MEM
 })

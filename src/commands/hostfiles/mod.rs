@@ -244,8 +244,8 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
         let name = if p.path == "ROOT.md" {
             "mem-plan.mdc".to_string()
         } else {
-            // `category.slug`: a category has no dot, so no two memories share a name.
-            format!("mem-{}.mdc", p.path.trim_end_matches(".md").replacen('/', ".", 1))
+            // `category+slug`: neither may hold a `+`, so no two memories share a name.
+            format!("mem-{}.mdc", p.path.trim_end_matches(".md").replacen('/', "+", 1))
         };
         let always = p.globs.is_empty();
         let mut text = format!("---\ndescription: {}\n", yaml_line(&p.summary));

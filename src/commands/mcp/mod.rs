@@ -202,16 +202,24 @@ impl ServerHandler for Server {
     ) -> Result<ListResourcesResult, ErrorData> {
         let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         // Pages of RESOURCE_PAGE; the cursor is where the next one starts.
+        let all = resources::resources(&ctx)?;
+        // A cursor is a position this server gave: digits, inside the list.
         let from = match request.and_then(|r| r.cursor) {
             None => 0,
-            Some(c) => c.parse::<usize>().map_err(|_| {
-                ErrorData::invalid_params(format!("cursor `{c}` is not one this server gave"), None)
-            })?,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| c.bytes().all(|b| b.is_ascii_digit()) && n > 0 && n < all.len())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!("cursor `{c}` is not one this server gave"),
+                        None,
+                    )
+                })?,
         };
-        let all = resources::resources(&ctx)?;
         let page: Vec<_> = all.iter().skip(from).take(RESOURCE_PAGE).cloned().collect();
         let mut result = ListResourcesResult::with_all_items(page);
-        let next = from + RESOURCE_PAGE;
+        let next = from.saturating_add(RESOURCE_PAGE);
         result.next_cursor = (next < all.len()).then(|| next.to_string());
         Ok(result)
     }

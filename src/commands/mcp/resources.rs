@@ -149,6 +149,10 @@ pub fn read(ctx: &Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
 /// first); a project file only as the user trusted it; another role's
 /// private memory not at all.
 fn memory_text(ctx: &Context, rel: &RelPath) -> Result<Option<String>, ErrorData> {
+    // Another role's memory first: as absent, whatever its trust.
+    if super::roles::hidden(ctx, &rel.file()) {
+        return Ok(None);
+    }
     let (ctx, _, gate) = agent::gated(ctx.clone());
     let Some((root, file)) = ctx.locate(rel).map_err(to_error)? else { return Ok(None) };
     let text = match &gate {

@@ -25,13 +25,25 @@ pub(super) fn hidden(ctx: &Context, path: &str) -> bool {
     }
 }
 
-/// A read or a removal of another role's memory: answered as for a
-/// memory that is not there.
+/// A read or a removal of another role's memory: answered word for word
+/// as for a memory that is not there.
 pub(super) fn refuse_hidden(ctx: &Context, path: &str) -> Result<()> {
     if hidden(ctx, path) {
         let shown = RelPath::parse(path).map(|r| r.file()).unwrap_or_else(|_| path.to_string());
-        return Err(Error::input(format!("{shown}: no such memory"))
-            .hint("check the path with memory_list"));
+        return Err(
+            Error::input(format!("{shown}: no such memory")).hint("check the path with `mem list`")
+        );
+    }
+    Ok(())
+}
+
+/// `supersedes` naming another role's memory: answered as for one that is
+/// not there, and nothing is written to it.
+pub(super) fn refuse_hidden_supersedes(ctx: &Context, path: &str) -> Result<()> {
+    if hidden(ctx, path) {
+        let shown = RelPath::parse(path).map(|r| r.file()).unwrap_or_else(|_| path.to_string());
+        return Err(Error::input(format!("--supersedes {shown}: no such memory"))
+            .hint("check the path with `mem list`"));
     }
     Ok(())
 }
@@ -43,4 +55,28 @@ pub(super) fn refuse_overwrite(ctx: &Context, path: &str) -> Result<()> {
             .hint("choose another path"));
     }
     Ok(())
+}
+
+/// The overview's counts and shadowed paths without another role's
+/// memories.
+pub(super) fn hide_in_overview(ctx: &Context, overview: &mut crate::commands::inspect::Overview) {
+    let Ok(roots) = ctx.read_roots() else { return };
+    let tree = crate::index::scan_all(&roots);
+    let role = ctx.role.as_ref();
+    let hidden = tree
+        .memories
+        .iter()
+        .chain(tree.shadowed.iter())
+        .filter(|m| !crate::commands::filter::visible_to(m, role));
+    for m in hidden {
+        overview.shadowed.retain(|p| p != &m.file());
+        let Some(info) = overview.roots.iter_mut().find(|r| r.scope == m.scope) else { continue };
+        info.memories = info.memories.saturating_sub(1);
+        if let Some(n) = info.categories.get_mut(&m.path.category) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                info.categories.remove(&m.path.category);
+            }
+        }
+    }
 }

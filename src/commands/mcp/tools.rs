@@ -209,6 +209,9 @@ impl Server {
                     }
                 };
                 roles::refuse_overwrite(&ctx, &args.path)?;
+                if let Some(old) = &args.supersedes {
+                    roles::refuse_hidden_supersedes(&ctx, old)?;
+                }
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
                     .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
@@ -304,6 +307,9 @@ impl Server {
                         }
                         inspect::Report::Secrets { .. } => {}
                     }
+                }
+                if let inspect::Report::Overview(overview) = &mut report {
+                    roles::hide_in_overview(&ctx, overview);
                 }
                 Ok(report)
             }),
