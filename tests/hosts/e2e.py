@@ -169,6 +169,42 @@ def opencode(mem, repo):
         s.close()
 
 
+def opencode_package(mem, repo):
+    """The plugin as a package (its package.json, `main` = dist/index.js, as
+    npm would install it), named under "plugin" in opencode.json."""
+    s = Setup(mem, repo, "opencode-package")
+    try:
+        # Built in a copy: another test may be building the repository's.
+        source = s.repo / "integrations/opencode"
+        plugin = s.top / "opencode-mem"
+        shutil.copytree(source, plugin, ignore=shutil.ignore_patterns("node_modules", "dist"))
+        (plugin / "node_modules").symlink_to(source / "node_modules")
+        subprocess.run(["node", str(source / "node_modules/typescript/bin/tsc"), "-p", str(plugin)], check=True)
+        (s.work / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json",
+            "plugin": [f"file://{plugin}"],
+            "provider": {"standin": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Stand-in",
+                "options": {"baseURL": f"http://127.0.0.1:{s.port}/v1", "apiKey": "stand-in"},
+                "models": {"m": {"name": "M"}},
+            }},
+            "model": "standin/m",
+            "autoupdate": False,
+            "share": "disabled",
+        }))
+        s.run([str(s.bin / "opencode"), "run", PROMPT])
+        asked = [r for r in s.requests() if r["path"].endswith("/chat/completions")
+                 and PROMPT in text_of(r["body"]["messages"][-1])]
+        check(asked, "no request carried the prompt")
+        systems = [m for m in asked[-1]["body"]["messages"] if m["role"] == "system"]
+        check(len(systems) == 1 and HARD_RULE in text_of(systems[0]) and BEST_MATCH in text_of(systems[0]),
+              "the package did not put the block and the match in the one system message")
+        print(f"opencode, plugin as a package: one system message with the hard rules and {BEST_MATCH}")
+    finally:
+        s.close()
+
+
 def post(url, body):
     request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                      headers={"content-type": "application/json"})
@@ -190,6 +226,7 @@ def main():
     try:
         claude_code(mem, repo)
         opencode(mem, repo)
+        opencode_package(mem, repo)
     except Failure as e:
         sys.exit(f"FAIL: {e}")
     print("ok: the agent hosts passed")
