@@ -50,6 +50,9 @@ pub struct Report {
     pub problems: Vec<Problem>,
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// With `--sort hits|recalled`: each memory's hits, shown beside it.
+    #[serde(skip)]
+    hits: Option<(Vec<Hits>, crate::base::time::Clock)>,
 }
 
 /// Scan, filter, sort.
@@ -65,6 +68,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .hint("try fewer filters, or `mem list` for everything"));
     }
     let by_name = |a: &Memory, b: &Memory| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope));
+    let mut shown = None;
     match args.sort {
         Sort::Name => memories.sort_by(by_name),
         Sort::Recent => memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(by_name(a, b))),
@@ -86,13 +90,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 }
             };
             memories.sort_by(|a, b| key(b).cmp(&key(a)).then(by_name(a, b)));
+            if let Some(limit) = args.limit {
+                memories.truncate(limit as usize);
+            }
+            let clock = crate::base::time::Clock { now_ms: ctx.now_ms, lang: ctx.lang };
+            shown = Some((memories.iter().map(of).collect(), clock));
         }
     }
     if let Some(limit) = args.limit {
         memories.truncate(limit as usize);
     }
     let warnings = tree.problems.iter().map(ToString::to_string).collect();
-    Ok(Report { memories, problems: tree.problems, warnings })
+    Ok(Report { memories, problems: tree.problems, warnings, hits: shown })
 }
 
 impl crate::output::Report for Report {
@@ -102,13 +111,26 @@ impl crate::output::Report for Report {
         }
         let width = self.memories.iter().map(|m| m.file().len()).max().unwrap_or(0);
         let both = self.memories.iter().any(|m| m.scope != self.memories[0].scope);
+        let recalled: Vec<String> = self.hits.as_ref().map_or(Vec::new(), |(hits, clock)| {
+            hits.iter()
+                .map(|h| match h.count {
+                    0 => "never recalled".to_string(),
+                    n => format!("{n} hit(s), last {}", clock.when(h.last)),
+                })
+                .collect()
+        });
+        let recalled_width = recalled.iter().map(|r| r.chars().count()).max().unwrap_or(0);
         let mut out = String::new();
-        for m in &self.memories {
+        for (i, m) in self.memories.iter().enumerate() {
             let file = m.file();
             let pad = " ".repeat(width - file.len());
             let scope = if both { format!("{:<8}", m.scope.name()) } else { String::new() };
+            // Sorted by hits: what it was sorted by, beside each.
+            let recalled = recalled.get(i).map_or(String::new(), |r| {
+                format!("{r}{}  ", " ".repeat(recalled_width - r.chars().count()))
+            });
             let mut line = format!(
-                "{scope}{}{pad}  {:<10}  {}",
+                "{scope}{}{pad}  {recalled}{:<10}  {}",
                 style.path(&file),
                 flat(&m.kind),
                 flat(&m.title)

@@ -51,6 +51,10 @@ fn every_listing_takes_a_limit_and_list_sorts_by_hits_and_last_recall() {
     let by_hits = paths(&env.json(["list", "--sort", "hits", "-n", "2"]), "memories");
     let by_recall = paths(&env.json(["list", "--sort", "recalled", "-n", "2"]), "memories");
     assert_eq!(by_hits.len(), 2);
+    // What the list was sorted by is shown beside each memory.
+    let shown = env.stdout(["list", "--sort", "hits", "-n", "2"]);
+    assert!(shown.lines().next().unwrap().contains("2 hit(s), last "), "{shown}");
+    assert!(!env.stdout(["list", "-n", "2"]).contains("hit(s)"));
     assert_eq!(by_hits[0], by_recall[1], "{by_hits:?} {by_recall:?}");
     assert_eq!(by_hits[1], by_recall[0], "{by_hits:?} {by_recall:?}");
     assert_eq!(
