@@ -13,7 +13,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::{history_dir, lock_root, move_file, write_atomic};
+use crate::store::write::{history_dir, lock_root, move_file};
 
 /// Move a memory to another path.
 #[derive(Debug, clap::Args)]
@@ -117,53 +117,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     move_file(&root.dir, &source, &target)?;
     crate::store::trust::renamed(&ctx.roots.global.dir, root, &from, &to, bytes.as_bytes());
     // `id:` is the relative path: it follows, the rest of the file as it was.
-    if let Ok(before) = Document::parse(&bytes)
-        && before.meta.get("id").and_then(|v| v.as_str()).map(crate::model::memory::with_md)
-            == Some(old.clone())
-    {
-        let mut after = before.clone();
-        after.set("id", new.as_str());
-        let rendered = crate::model::frontmatter::edit::render_over(&bytes, &before, &after);
-        write_atomic(&root.dir, &target, rendered.as_bytes())?;
-        crate::store::trust::wrote(
-            &ctx.roots.global.dir,
-            root,
-            &to,
-            Some(bytes.as_bytes()),
-            rendered.as_bytes(),
-        );
-    }
-
+    repoint(ctx, root, &to, &bytes, &["id"], &old, &new)?;
     // Links to the old path follow it, each written as any update is.
     let mut relinked = Vec::new();
     for m in linking {
-        let (rel, path) = (m.path.clone(), m.path.under(&root.dir));
-        let Some(text) = crate::store::files::text(&root.dir, &path)? else { continue };
-        let Ok(before) = Document::parse(&text) else { continue };
-        let mut after = before.clone();
-        let mut changed = false;
-        for key in ["supersedes", "superseded_by"] {
-            let points_here = before
-                .meta
-                .get(key)
-                .and_then(|v| v.as_str())
-                .is_some_and(|v| crate::model::memory::with_md(v) == old);
-            if points_here {
-                after.set(key, new.as_str());
-                changed = true;
-            }
-        }
-        if changed {
-            let rendered = crate::model::frontmatter::edit::render_over(&text, &before, &after);
-            write_atomic(&root.dir, &path, rendered.as_bytes())?;
-            crate::store::trust::wrote(
-                &ctx.roots.global.dir,
-                root,
-                &rel,
-                Some(text.as_bytes()),
-                rendered.as_bytes(),
-            );
-            relinked.push(rel.file());
+        let Some(text) = crate::store::files::text(&root.dir, &m.path.under(&root.dir))? else {
+            continue;
+        };
+        if repoint(ctx, root, &m.path, &text, &["supersedes", "superseded_by"], &old, &new)? {
+            relinked.push(m.file());
         }
     }
     let mut warnings = keep_history(&root.dir, &from, &to);
@@ -185,6 +147,35 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         compiled,
         warnings,
     })
+}
+
+/// Set each of `keys` of `rel` (whose text is `text`) that names the path
+/// `old` to `new`; true when one did. A file that does not parse is left
+/// as it is.
+fn repoint(
+    ctx: &Context,
+    root: &crate::model::roots::Root,
+    rel: &RelPath,
+    text: &str,
+    keys: &[&str],
+    old: &str,
+    new: &str,
+) -> Result<bool> {
+    let Ok(before) = Document::parse(text) else { return Ok(false) };
+    let mut after = before.clone();
+    let names_old = |key: &str| {
+        before.meta.get(key).and_then(|v| v.as_str()).map(crate::model::memory::with_md)
+            == Some(old.to_string())
+    };
+    let changed: Vec<&&str> = keys.iter().filter(|k| names_old(k)).collect();
+    if changed.is_empty() {
+        return Ok(false);
+    }
+    for key in changed {
+        after.set(key, new);
+    }
+    crate::store::trust::rewrite(&ctx.roots.global.dir, root, rel, text, &before, &after)?;
+    Ok(true)
 }
 
 /// The saved versions of `from` (`.history/<category>/<slug>/`) become

@@ -203,15 +203,7 @@ fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> 
         save_history(&root.dir, old, updated, text.as_bytes())?;
         let before = doc.clone();
         doc.set("superseded_by", new.file());
-        let rendered = crate::model::frontmatter::edit::render_over(&text, &before, &doc);
-        write_atomic(&root.dir, &file, rendered.as_bytes())?;
-        crate::store::trust::wrote(
-            &ctx.roots.global.dir,
-            root,
-            old,
-            Some(text.as_bytes()),
-            rendered.as_bytes(),
-        );
+        crate::store::trust::rewrite(&ctx.roots.global.dir, root, old, &text, &before, &doc)?;
     }
     Ok(old.file())
 }
