@@ -29,6 +29,10 @@ pub struct Args {
     /// Look for credentials in every memory file instead
     #[arg(long, conflicts_with = "path")]
     pub secrets: bool,
+    /// As the agent of `$MEM_ROLE` sees the roots (`mem mcp`): another
+    /// role's private memories are not counted or named.
+    #[arg(skip)]
+    pub as_agent: bool,
 }
 
 /// A suspected credential in a memory file.
@@ -114,7 +118,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Ok(Report::Secrets { secrets: find_secrets(&roots) });
     }
     // Metadata through the index; a detail reads its own file.
-    let tree = crate::index::scan_all(&roots);
+    let mut tree = crate::index::scan_all(&roots);
+    if args.as_agent {
+        let role = ctx.role.as_ref();
+        tree.memories.retain(|m| crate::commands::filter::visible_to(m, role));
+        tree.shadowed.retain(|m| crate::commands::filter::visible_to(m, role));
+    }
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
         Some(path) => {

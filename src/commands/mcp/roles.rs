@@ -56,27 +56,3 @@ pub(super) fn refuse_overwrite(ctx: &Context, path: &str) -> Result<()> {
     }
     Ok(())
 }
-
-/// The overview's counts and shadowed paths without another role's
-/// memories.
-pub(super) fn hide_in_overview(ctx: &Context, overview: &mut crate::commands::inspect::Overview) {
-    let Ok(roots) = ctx.read_roots() else { return };
-    let tree = crate::index::scan_all(&roots);
-    let role = ctx.role.as_ref();
-    let hidden = tree
-        .memories
-        .iter()
-        .chain(tree.shadowed.iter())
-        .filter(|m| !crate::commands::filter::visible_to(m, role));
-    for m in hidden {
-        overview.shadowed.retain(|p| p != &m.file());
-        let Some(info) = overview.roots.iter_mut().find(|r| r.scope == m.scope) else { continue };
-        info.memories = info.memories.saturating_sub(1);
-        if let Some(n) = info.categories.get_mut(&m.path.category) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                info.categories.remove(&m.path.category);
-            }
-        }
-    }
-}

@@ -278,7 +278,7 @@ impl Server {
     /// without a path, the memory roots with their counts, shadowed files and unreadable files.
     #[tool]
     fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
-        let args = inspect::Args { path: p.path, secrets: false };
+        let args = inspect::Args { path: p.path, secrets: false, as_agent: true };
         answer(
             "inspect",
             self.context().and_then(|ctx| {
@@ -307,9 +307,6 @@ impl Server {
                         }
                         inspect::Report::Secrets { .. } => {}
                     }
-                }
-                if let inspect::Report::Overview(overview) = &mut report {
-                    roles::hide_in_overview(&ctx, overview);
                 }
                 Ok(report)
             }),
