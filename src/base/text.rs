@@ -142,6 +142,21 @@ pub fn estimate_tokens(text: &str) -> usize {
     cjk + other.div_ceil(4)
 }
 
+/// A unified diff of `before` and `after` under `name`: `a/name`, `b/name`
+/// for a relative path (as git writes them), the path itself when absolute.
+pub fn unified_diff(name: &str, before: &str, after: &str) -> String {
+    let (a, b) = if name.starts_with('/') {
+        (name.to_string(), name.to_string())
+    } else {
+        (format!("a/{name}"), format!("b/{name}"))
+    };
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(2)
+        .header(&a, &b)
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use std::fs;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use similar::TextDiff;
 
 use crate::base::error::{Error, Result};
 use crate::index;
@@ -235,13 +234,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
 
 fn unified(root: &Root, path: &str, before: &str, after: &str) -> String {
     // `a/.memory/ROOT.md` from inside the project, the whole path outside it.
-    let name = relative(&root.dir.join(path));
-    let (a, b) = if name.starts_with('/') {
-        (name.clone(), name)
-    } else {
-        (format!("a/{name}"), format!("b/{name}"))
-    };
-    TextDiff::from_lines(before, after).unified_diff().context_radius(2).header(&a, &b).to_string()
+    crate::base::text::unified_diff(&relative(&root.dir.join(path)), before, after)
 }
 
 /// The existing `index.md` of every category folder.

@@ -347,13 +347,6 @@ fn read(dir: &Path, file: &Path) -> Result<Option<String>> {
 
 fn unified(top: &Path, file: &Path, before: &str, after: &str) -> String {
     // `a/AGENTS.md` inside the project, the whole path outside it.
-    let (a, b) = match file.strip_prefix(top) {
-        Ok(rel) => (format!("a/{}", rel.display()), format!("b/{}", rel.display())),
-        Err(_) => (file.display().to_string(), file.display().to_string()),
-    };
-    similar::TextDiff::from_lines(before, after)
-        .unified_diff()
-        .context_radius(2)
-        .header(&a, &b)
-        .to_string()
+    let name = file.strip_prefix(top).unwrap_or(file).display().to_string();
+    crate::base::text::unified_diff(&name, before, after)
 }
