@@ -165,6 +165,29 @@ fn with_iso(value: serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// A pair written as a JSON object with the given names: a tuple in Rust,
+/// named fields for scripts.
+pub struct Named<'a, A, B>(pub &'a (A, B), pub [&'static str; 2]);
+
+impl<A: serde::Serialize, B: serde::Serialize> serde::Serialize for Named<'_, A, B> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry(self.1[0], &self.0.0)?;
+        map.serialize_entry(self.1[1], &self.0.1)?;
+        map.end()
+    }
+}
+
+/// `pairs` as a list of objects named `names` (for `#[serde(serialize_with)]`).
+pub fn named_pairs<S: serde::Serializer, A: serde::Serialize, B: serde::Serialize>(
+    pairs: &[(A, B)],
+    names: [&'static str; 2],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(pairs.iter().map(|p| Named(p, names)))
+}
+
 /// Print a report as the context asks; returns the exit code.
 pub fn emit<R: Report>(ctx: &Context, report: &R) -> i32 {
     emit_whole(ctx, report).0

@@ -122,18 +122,14 @@ fn path_count<S: serde::Serializer>(
     top: &[(String, u64)],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    let list: Vec<_> =
-        top.iter().map(|(path, count)| serde_json::json!({"path": path, "count": count})).collect();
-    list.serialize(s)
+    crate::output::named_pairs(top, ["path", "count"], s)
 }
 
 fn path_updated<S: serde::Serializer>(
     at: &Option<(String, i64)>,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    at.as_ref()
-        .map(|(path, updated)| serde_json::json!({"path": path, "updated": updated}))
-        .serialize(s)
+    at.as_ref().map(|p| crate::output::Named(p, ["path", "updated"])).serialize(s)
 }
 
 /// Gather the figures.

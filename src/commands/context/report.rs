@@ -71,9 +71,7 @@ fn trigger_path<S: serde::Serializer>(
     rows: &[(String, String)],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    let rows: Vec<_> =
-        rows.iter().map(|(t, p)| serde_json::json!({"trigger": t, "path": p})).collect();
-    rows.serialize(s)
+    crate::output::named_pairs(rows, ["trigger", "path"], s)
 }
 
 #[derive(Debug, Serialize)]

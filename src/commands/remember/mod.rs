@@ -212,12 +212,7 @@ fn path_summary<S: serde::Serializer>(
     list: &[(String, String)],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    use serde::Serialize;
-    let list: Vec<_> = list
-        .iter()
-        .map(|(path, summary)| serde_json::json!({"path": path, "summary": summary}))
-        .collect();
-    list.serialize(s)
+    crate::output::named_pairs(list, ["path", "summary"], s)
 }
 
 impl crate::output::Report for Report {
