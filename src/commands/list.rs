@@ -68,38 +68,36 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .hint("try fewer filters, or `mem list` for everything"));
     }
     let by_name = |a: &Memory, b: &Memory| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope));
-    let mut shown = None;
+    // Hit counts, read only for the orders that use them.
+    let by_hits = matches!(args.sort, Sort::Hits | Sort::Recalled);
+    let hits: Vec<(Scope, BTreeMap<String, Hits>)> = if by_hits {
+        roots.iter().map(|r| (r.scope, state::load(&r.dir).0.hits)).collect()
+    } else {
+        Vec::new()
+    };
+    let of = |m: &Memory| {
+        hits.iter()
+            .find(|(scope, _)| *scope == m.scope)
+            .and_then(|(_, h)| h.get(&m.file()).copied())
+            .unwrap_or_default()
+    };
     match args.sort {
         Sort::Name => memories.sort_by(by_name),
         Sort::Recent => memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(by_name(a, b))),
-        Sort::Hits | Sort::Recalled => {
-            let hits: Vec<(Scope, BTreeMap<String, Hits>)> =
-                roots.iter().map(|r| (r.scope, state::load(&r.dir).0.hits)).collect();
-            let of = |m: &Memory| {
-                hits.iter()
-                    .find(|(scope, _)| *scope == m.scope)
-                    .and_then(|(_, h)| h.get(&m.file()).copied())
-                    .unwrap_or_default()
-            };
-            let key = |m: &Memory| {
-                let h = of(m);
-                if args.sort == Sort::Hits {
-                    (h.count, h.last)
-                } else {
-                    (h.last.max(0) as u64, h.count as i64)
-                }
-            };
-            memories.sort_by(|a, b| key(b).cmp(&key(a)).then(by_name(a, b)));
-            if let Some(limit) = args.limit {
-                memories.truncate(limit as usize);
-            }
-            let clock = crate::base::time::Clock { now_ms: ctx.now_ms, lang: ctx.lang };
-            shown = Some((memories.iter().map(of).collect(), clock));
-        }
+        Sort::Hits => memories.sort_by(|a, b| {
+            let (x, y) = (of(a), of(b));
+            (y.count, y.last).cmp(&(x.count, x.last)).then(by_name(a, b))
+        }),
+        Sort::Recalled => memories.sort_by(|a, b| {
+            let (x, y) = (of(a), of(b));
+            (y.last, y.count).cmp(&(x.last, x.count)).then(by_name(a, b))
+        }),
     }
     if let Some(limit) = args.limit {
         memories.truncate(limit as usize);
     }
+    let clock = crate::base::time::Clock { now_ms: ctx.now_ms, lang: ctx.lang };
+    let shown = by_hits.then(|| (memories.iter().map(of).collect(), clock));
     let warnings = tree.problems.iter().map(ToString::to_string).collect();
     Ok(Report { memories, problems: tree.problems, warnings, hits: shown })
 }

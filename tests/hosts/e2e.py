@@ -109,6 +109,25 @@ def claude_code(mem, repo):
         s.close()
 
 
+def write_opencode_config(s, plugins=None):
+    """opencode.json: the stand-in model server as its one provider, and `plugins`."""
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"standin": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Stand-in",
+            "options": {"baseURL": f"http://127.0.0.1:{s.port}/v1", "apiKey": "stand-in"},
+            "models": {"m": {"name": "M"}},
+        }},
+        "model": "standin/m",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    if plugins:
+        config["plugin"] = plugins
+    (s.work / "opencode.json").write_text(json.dumps(config))
+
+
 def opencode(mem, repo):
     s = Setup(mem, repo, "opencode")
     server = None
@@ -117,18 +136,7 @@ def opencode(mem, repo):
         plugins = s.work / ".opencode/plugins"
         plugins.mkdir(parents=True)
         shutil.copy(s.repo / "integrations/opencode/src/index.ts", plugins / "mem.ts")
-        (s.work / "opencode.json").write_text(json.dumps({
-            "$schema": "https://opencode.ai/config.json",
-            "provider": {"standin": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Stand-in",
-                "options": {"baseURL": f"http://127.0.0.1:{s.port}/v1", "apiKey": "stand-in"},
-                "models": {"m": {"name": "M"}},
-            }},
-            "model": "standin/m",
-            "autoupdate": False,
-            "share": "disabled",
-        }))
+        write_opencode_config(s)
         port = free_port()
         log = open(s.top / "opencode.log", "w")
         server = subprocess.Popen([str(s.bin / "opencode"), "serve", "--port", str(port)], cwd=s.work,
@@ -180,19 +188,7 @@ def opencode_package(mem, repo):
         shutil.copytree(source, plugin, ignore=shutil.ignore_patterns("node_modules", "dist"))
         (plugin / "node_modules").symlink_to(source / "node_modules")
         subprocess.run(["node", str(source / "node_modules/typescript/bin/tsc"), "-p", str(plugin)], check=True)
-        (s.work / "opencode.json").write_text(json.dumps({
-            "$schema": "https://opencode.ai/config.json",
-            "plugin": [f"file://{plugin}"],
-            "provider": {"standin": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Stand-in",
-                "options": {"baseURL": f"http://127.0.0.1:{s.port}/v1", "apiKey": "stand-in"},
-                "models": {"m": {"name": "M"}},
-            }},
-            "model": "standin/m",
-            "autoupdate": False,
-            "share": "disabled",
-        }))
+        write_opencode_config(s, plugins=[f"file://{plugin}"])
         s.run([str(s.bin / "opencode"), "run", PROMPT])
         asked = [r for r in s.requests() if r["path"].endswith("/chat/completions")
                  and PROMPT in text_of(r["body"]["messages"][-1])]

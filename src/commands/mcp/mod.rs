@@ -190,7 +190,7 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let ctx = self.rpc_context()?;
         let args = request.arguments.unwrap_or_default();
         resources::get_prompt(&ctx, &request.name, &args).map(Into::into)
     }
@@ -200,7 +200,7 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let ctx = self.rpc_context()?;
         // Pages of RESOURCE_PAGE; the cursor is where the next one starts.
         let all = resources::resources(&ctx)?;
         // A cursor is a position this server gave: digits, inside the list.
@@ -237,7 +237,7 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let ctx = self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let ctx = self.rpc_context()?;
         resources::read(&ctx, &request.uri).map(Into::into)
     }
 }
@@ -246,6 +246,11 @@ impl Server {
     /// A context for one call: the clock is now, and roots created since start are seen.
     fn context(&self) -> error::Result<Context> {
         Context::resolve(&self.opts)
+    }
+
+    /// [`Server::context`] for a prompt or resource request.
+    fn rpc_context(&self) -> Result<Context, ErrorData> {
+        self.context().map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 }
 
