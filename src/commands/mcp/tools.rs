@@ -195,6 +195,7 @@ impl Server {
             role: p.role.filter(|r| !r.is_empty()),
             supersedes: p.supersedes,
             allow_secret: false,
+            as_agent: true,
         };
         answer(
             "remember",
@@ -215,14 +216,6 @@ impl Server {
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
                     .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
-                // Another role's memories are not named: not in the category
-                // listing, not as a near-duplicate.
-                report.manifest.retain(|(file, _)| !roles::hidden(&ctx, file));
-                report.warnings.retain(|w| {
-                    let Some(rest) = w.strip_prefix("nearly the same as ") else { return true };
-                    let file = rest.split_whitespace().nth(1).unwrap_or("");
-                    !roles::hidden(&ctx, file)
-                });
                 if let Some(dir) = &gated {
                     agent::scrub(&mut report.warnings, dir);
                 }

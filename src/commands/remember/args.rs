@@ -48,4 +48,8 @@ pub struct Args {
     /// Save even though the text looks like it holds a credential
     #[arg(long)]
     pub allow_secret: bool,
+    /// Written by an agent acting as `$MEM_ROLE` (`mem mcp`): another role's
+    /// private memories are not listed or named in the reply.
+    #[arg(skip)]
+    pub as_agent: bool,
 }

@@ -53,9 +53,10 @@ pub(super) fn near_duplicates(
     roots: &[&Root],
     memory: &Memory,
     now_ms: i64,
+    may_name: &dyn Fn(&Memory) -> bool,
 ) -> Vec<String> {
     let text = memory_text(memory);
-    let filter = |_, m: &Memory| m.path != memory.path && !m.is_superseded();
+    let filter = |_, m: &Memory| m.path != memory.path && !m.is_superseded() && may_name(m);
     let request = Request {
         query: &text,
         limit: DUPLICATE_CANDIDATES,
@@ -110,8 +111,13 @@ pub(super) fn memory_text(m: &Memory) -> String {
 /// The written category after the write: (file, summary) of the memory just
 /// written and the most recently updated others, at most [`MANIFEST`] rows
 /// in path order, and how many more there are.
-pub(super) fn manifest(after: &[Memory], rel: &RelPath) -> (Vec<(String, String)>, usize) {
-    let mut mine: Vec<&Memory> = after.iter().filter(|m| m.path.category == rel.category).collect();
+pub(super) fn manifest(
+    after: &[Memory],
+    rel: &RelPath,
+    may_name: &dyn Fn(&Memory) -> bool,
+) -> (Vec<(String, String)>, usize) {
+    let mut mine: Vec<&Memory> =
+        after.iter().filter(|m| m.path.category == rel.category && may_name(m)).collect();
     mine.sort_by_key(|m| (m.path != *rel, std::cmp::Reverse(m.updated), m.file()));
     let more = mine.len().saturating_sub(MANIFEST);
     let mut rows: Vec<(String, String)> =

@@ -69,6 +69,9 @@ pub enum Action {
 
 /// Create or update the memory.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    // What the reply may name: everything, or for an agent what its role sees.
+    let may_name =
+        |m: &Memory| !args.as_agent || crate::commands::filter::visible_to(m, ctx.role.as_ref());
     let rel = RelPath::parse(&args.path)?;
     let root = ctx.write_root()?;
     let file = rel.under(&root.dir);
@@ -121,7 +124,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             if given_text {
                 warnings.extend(quality::check(&format!("{}\n{}", memory.summary, memory.body)));
             }
-            warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms));
+            warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms, &may_name));
             if let Some((old_text, old_doc)) = &previous {
                 let at = previous_updated(old_doc, &file);
                 history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
@@ -157,7 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
-    let (manifest, manifest_more) = manifest(&after, &rel);
+    let (manifest, manifest_more) = manifest(&after, &rel, &may_name);
     warnings.extend(resident_warning(&after, root.scope));
     Ok(Report {
         action,
