@@ -84,6 +84,9 @@ pub fn export(ctx: &Context, host: Host, output: Option<&Path>, check: bool) -> 
         ))
         .hint("review it with `mem trust`, then export again"));
     }
+    // Held from reading the memories to the last write, as any write of
+    // mem: a memory written meanwhile is not overwritten by an older export.
+    let _lock = if check { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
     let (parts, held_back) = parts(root, &gate)?;
     let files = match host {
         Host::AgentsMd | Host::ClaudeMd => {
