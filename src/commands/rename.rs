@@ -13,7 +13,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::{history_dir, lock_root, move_file};
+use crate::store::write::{history_dir, lock_root, move_file, stage_atomic};
 
 /// Move a memory to another path.
 #[derive(Debug, clap::Args)]
@@ -114,29 +114,99 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         });
     }
     let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
-    move_file(&root.dir, &source, &target)?;
-    crate::store::trust::renamed(&ctx.roots.global.dir, root, &from, &to, bytes.as_bytes());
-    // `id:` is the relative path: it follows, the rest of the file as it was.
-    repoint(ctx, root, &to, &bytes, &["id"], &old, &new)?;
-    // Links to the old path follow it, each written as any update is.
-    let mut relinked = Vec::new();
-    for m in linking {
-        let Some(text) = crate::store::files::text(&root.dir, &m.path.under(&root.dir))? else {
+    // Everything that needs room on the disk is written first, beside its
+    // place: the moved file with its `id:` (the relative path) following it,
+    // each memory that links to it with the link following, and what each
+    // of those was, to put back should the recompile fail. If one cannot be
+    // written, nothing has changed. What follows only renames.
+    let global = &ctx.roots.global.dir;
+    let moved = repointed(&bytes, &["id"], &old, &new)
+        .map(|text| -> Result<_> {
+            let forth = stage_atomic(&root.dir, &target, text.as_bytes())?;
+            let back = stage_atomic(&root.dir, &source, bytes.as_bytes())?;
+            Ok((text, forth, back))
+        })
+        .transpose()?;
+    let mut links = Vec::new();
+    for m in &linking {
+        let path = m.path.under(&root.dir);
+        let Some(text) = crate::store::files::text(&root.dir, &path)? else { continue };
+        let Some(after) = repointed(&text, &["supersedes", "superseded_by"], &old, &new) else {
             continue;
         };
-        if repoint(ctx, root, &m.path, &text, &["supersedes", "superseded_by"], &old, &new)? {
-            relinked.push(m.file());
+        let forth = stage_atomic(&root.dir, &path, after.as_bytes())?;
+        let back = stage_atomic(&root.dir, &path, text.as_bytes())?;
+        links.push((m.path.clone(), text, after, forth, back));
+    }
+
+    let undo_move = match moved {
+        Some((text, forth, back)) => {
+            forth.commit()?;
+            crate::store::write::remove_file(&root.dir, &source)?;
+            crate::store::trust::renamed(global, root, &from, &to, bytes.as_bytes());
+            crate::store::trust::wrote(global, root, &to, Some(bytes.as_bytes()), text.as_bytes());
+            Some(back)
         }
+        None => {
+            move_file(&root.dir, &source, &target)?;
+            crate::store::trust::renamed(global, root, &from, &to, bytes.as_bytes());
+            None
+        }
+    };
+    let mut relinked = Vec::new();
+    let mut undo_links = Vec::new();
+    for (rel, text, after, forth, back) in links {
+        forth.commit()?;
+        crate::store::trust::wrote(global, root, &rel, Some(text.as_bytes()), after.as_bytes());
+        relinked.push(rel.file());
+        undo_links.push((rel, text, after, back));
     }
     let mut warnings = keep_history(&root.dir, &from, &to);
-    // Hit counts follow the memory.
-    warnings.extend(crate::store::state::update(&root.dir, ctx.now_ms, |state| {
-        if let Some(hits) = state.hits.remove(&old) {
-            state.hits.insert(new.clone(), hits);
+    let (compiled, notes) = match refresh(root) {
+        Ok(done) => done,
+        Err(e) => {
+            // The indexes must follow, or the rename is undone (by renames).
+            for (rel, text, after, back) in undo_links {
+                if back.commit().is_ok() {
+                    crate::store::trust::wrote(
+                        global,
+                        root,
+                        &rel,
+                        Some(after.as_bytes()),
+                        text.as_bytes(),
+                    );
+                }
+            }
+            let _ = keep_history(&root.dir, &to, &from);
+            let back = match undo_move {
+                Some(back) => back
+                    .commit()
+                    .and_then(|()| crate::store::write::remove_file(&root.dir, &target)),
+                None => move_file(&root.dir, &target, &source),
+            };
+            if back.is_ok() {
+                crate::store::trust::renamed(global, root, &to, &from, bytes.as_bytes());
+                let _ = refresh(root);
+            }
+            let left =
+                if back.is_ok() { "it was left where it was" } else { "it is at the new path" };
+            return Err(Error::input(format!("cannot rename {from}: {}; {left}", e.message)).hint(
+                "fix what the message names (a full disk: free some space), then rename it again",
+            ));
         }
-    })?);
-    let (compiled, notes) = refresh(root)?;
+    };
     warnings.extend(notes);
+    // Hit counts follow the memory; they are derived data: a failure is said.
+    if crate::store::state::load(&root.dir).0.hits.contains_key(&old) {
+        match crate::store::state::update(&root.dir, ctx.now_ms, |state| {
+            if let Some(hits) = state.hits.remove(&old) {
+                state.hits.insert(new.clone(), hits);
+            }
+        }) {
+            Ok(more) => warnings.extend(more),
+            Err(e) => warnings.push(format!("the hit counts stay under {old}: {}", e.message)),
+        }
+    }
     Ok(Report {
         dry_run: false,
         root: root.scope,
@@ -149,33 +219,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     })
 }
 
-/// Set each of `keys` of `rel` (whose text is `text`) that names the path
-/// `old` to `new`; true when one did. A file that does not parse is left
-/// as it is.
-fn repoint(
-    ctx: &Context,
-    root: &crate::model::roots::Root,
-    rel: &RelPath,
-    text: &str,
-    keys: &[&str],
-    old: &str,
-    new: &str,
-) -> Result<bool> {
-    let Ok(before) = Document::parse(text) else { return Ok(false) };
-    let mut after = before.clone();
+/// `text` with each of `keys` that names the path `old` set to `new`, the
+/// other lines as they are; `None` when none does (or it does not parse).
+fn repointed(text: &str, keys: &[&str], old: &str, new: &str) -> Option<String> {
+    let before = Document::parse(text).ok()?;
     let names_old = |key: &str| {
         before.meta.get(key).and_then(|v| v.as_str()).map(crate::model::memory::with_md)
             == Some(old.to_string())
     };
     let changed: Vec<&&str> = keys.iter().filter(|k| names_old(k)).collect();
     if changed.is_empty() {
-        return Ok(false);
+        return None;
     }
+    let mut after = before.clone();
     for key in changed {
         after.set(key, new);
     }
-    crate::store::trust::rewrite(&ctx.roots.global.dir, root, rel, text, &before, &after)?;
-    Ok(true)
+    Some(crate::model::frontmatter::edit::render_over(text, &before, &after))
 }
 
 /// The saved versions of `from` (`.history/<category>/<slug>/`) become

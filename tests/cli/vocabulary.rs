@@ -209,3 +209,38 @@ fn history_shows_dates_and_lists_only_version_files() {
         assert_eq!(shown.lines().count(), 2, "{shown}");
     }
 }
+
+#[test]
+fn a_rename_that_cannot_finish_changes_nothing() {
+    let env = Env::with_fixture("demo");
+    let snapshot = || {
+        walkdir(&env.project())
+            .into_iter()
+            .filter(|p| !p.components().any(|c| c.as_os_str() == ".cache"))
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap_or_default()))
+            .collect::<Vec<_>>()
+    };
+    // The recompile fails (an index.md that is a folder): undone by renames,
+    // the link in orm-drizzle.md included.
+    std::fs::remove_file(env.project().join("pitfalls/index.md")).unwrap();
+    std::fs::create_dir(env.project().join("pitfalls/index.md")).unwrap();
+    let before = snapshot();
+    env.mem(["mv", "decisions/orm-prisma", "pitfalls/orm-prisma"])
+        .assert()
+        .code(2)
+        .stderr(contains("it was left where it was"));
+    let after = snapshot();
+    for ((p, a), (q, b)) in before.iter().zip(&after) {
+        assert!(p == q && a == b, "{} / {} changed", p.display(), q.display());
+    }
+    assert_eq!(before.len(), after.len(), "{:?}", after.iter().map(|x| &x.0).collect::<Vec<_>>());
+    // A write that cannot be made (the new folder is a link): nothing moved.
+    std::fs::remove_dir(env.project().join("pitfalls/index.md")).unwrap();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.project().join("linked")).unwrap();
+    let before = snapshot();
+    env.mem(["mv", "decisions/orm-prisma", "linked/orm-prisma"]).assert().code(2);
+    assert!(snapshot() == before, "a refused rename changed a file");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

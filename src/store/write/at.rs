@@ -99,21 +99,43 @@ impl Dir {
     /// Replace `name` with `contents` atomically: a new file beside it, then
     /// a rename over it. A link at `name` is refused, not replaced.
     pub fn write(&self, name: &std::ffi::OsStr, contents: &[u8]) -> Result<()> {
-        let mode = self.no_link(name)?.map_or(0o644, |(_, mode)| mode);
-        let (tmp, file) = self.temp(mode)?;
-        let done = (|| {
-            let mut file = file;
-            // Named by the file being written: the temp file is ours, not the user's.
-            file.write_all(contents).map_err(|e| Error::io(&self.at(name), e))?;
-            file.sync_all().map_err(|e| Error::io(&self.at(name), e))?;
-            rustix::fs::renameat(&self.fd, &tmp, &self.fd, name).map_err(|e| io(&self.at(name), e))
-        })();
+        let tmp = self.fill(name, contents)?;
+        let done =
+            rustix::fs::renameat(&self.fd, &tmp, &self.fd, name).map_err(|e| io(&self.at(name), e));
         if done.is_err() {
             let _ = rustix::fs::unlinkat(&self.fd, &tmp, AtFlags::empty());
         } else {
             self.sweep();
         }
         done
+    }
+
+    /// `contents` in a synced temp file beside `name` (with its mode), whose
+    /// name is returned; nothing is left behind on failure.
+    fn fill(&self, name: &std::ffi::OsStr, contents: &[u8]) -> Result<std::ffi::OsString> {
+        let mode = self.no_link(name)?.map_or(0o644, |(_, mode)| mode);
+        let (tmp, file) = self.temp(mode)?;
+        let done = (|| {
+            let mut file = file;
+            // Named by the file being written: the temp file is ours, not the user's.
+            file.write_all(contents).map_err(|e| Error::io(&self.at(name), e))?;
+            file.sync_all().map_err(|e| Error::io(&self.at(name), e))
+        })();
+        match done {
+            Ok(()) => Ok(tmp),
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&self.fd, &tmp, AtFlags::empty());
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Dir::write`] in two steps: the content is written now, beside its
+    /// place; [`Staged::commit`] puts it there by a rename, which needs no
+    /// room on the disk. Dropped uncommitted, it is removed.
+    pub fn stage(self, name: &std::ffi::OsStr, contents: &[u8]) -> Result<Staged> {
+        let tmp = self.fill(name, contents)?;
+        Ok(Staged { dir: self, tmp, name: name.to_os_string(), done: false })
     }
 
     /// Remove temp files an interrupted write left here (a process killed
@@ -217,5 +239,34 @@ impl Dir {
                 .hint("remove it; mem creates its lock files itself"));
         }
         Ok(file)
+    }
+}
+
+/// A file written beside its place and not yet in it (see
+/// [`stage_atomic`](crate::store::write::stage_atomic)).
+pub struct Staged {
+    dir: Dir,
+    tmp: std::ffi::OsString,
+    name: std::ffi::OsString,
+    done: bool,
+}
+
+impl Staged {
+    /// Put the content in its place, over what is there.
+    pub fn commit(mut self) -> Result<()> {
+        let d = &self.dir;
+        rustix::fs::renameat(&d.fd, &self.tmp, &d.fd, &self.name)
+            .map_err(|e| io(&d.at(&self.name), e))?;
+        self.done = true;
+        d.sweep();
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = rustix::fs::unlinkat(&self.dir.fd, &self.tmp, AtFlags::empty());
+        }
     }
 }

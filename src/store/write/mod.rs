@@ -55,6 +55,18 @@ pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
     at::Dir::open(root, dir, true)?.write(name, contents)
 }
 
+/// [`write_atomic`] in two steps, for writes that must happen together or
+/// not at all: all that needs room on the disk is done now, and
+/// [`Staged::commit`] only renames.
+#[cfg(unix)]
+pub fn stage_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<Staged> {
+    let (dir, name) = split(root, target)?;
+    at::Dir::open(root, dir, true)?.stage(name, contents)
+}
+
+#[cfg(unix)]
+pub use at::Staged;
+
 /// Move `from` to `to`, both under `root`, by rename; refuses to replace a
 /// file and to move a link.
 #[cfg(unix)]
@@ -94,6 +106,38 @@ pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
     tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(target).map_err(|e| Error::io(target, e.error))?;
     Ok(())
+}
+
+/// A file written beside its place and not yet in it (see [`stage_atomic`]).
+#[cfg(not(unix))]
+pub struct Staged {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+#[cfg(not(unix))]
+impl Staged {
+    /// Put the content in its place, over what is there.
+    pub fn commit(self) -> Result<()> {
+        let target = self.target;
+        self.tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
+        Ok(())
+    }
+}
+
+/// [`write_atomic`] in two steps (see the unix version).
+#[cfg(not(unix))]
+pub fn stage_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<Staged> {
+    use std::io::Write;
+    let parent = prepare(root, target)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mem-")
+        .suffix(".tmp")
+        .tempfile_in(&parent)
+        .map_err(|e| Error::io(&parent, e))?;
+    tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    Ok(Staged { tmp, target: target.to_path_buf() })
 }
 
 /// Move `from` to `to`, both under `root`, by rename; refuses to replace a file.
@@ -295,6 +339,29 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"two");
         let names: Vec<_> = fs::read_dir(tmp.path().join("facts")).unwrap().collect();
         assert_eq!(names.len(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn a_staged_write_lands_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a/x.md");
+        write_atomic(dir.path(), &target, b"old").unwrap();
+        let names = || {
+            let mut n: Vec<_> = fs::read_dir(dir.path().join("a"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            n.sort();
+            n
+        };
+        let dropped = stage_atomic(dir.path(), &target, b"dropped").unwrap();
+        assert_eq!(names().len(), 2, "the staged text waits beside its place");
+        drop(dropped);
+        assert_eq!(names(), ["x.md"]);
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        stage_atomic(dir.path(), &target, b"new").unwrap().commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(names(), ["x.md"]);
     }
 
     #[test]
