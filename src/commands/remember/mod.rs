@@ -104,6 +104,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // written root's memories as their frontmatter says.
     let roots = ctx.read_roots()?;
     let lib = index::index_all(&roots);
+    let mark = match &old {
+        Some((old_root, old_rel)) => Some(prepare_supersede(old_root, old_rel, &rel)?),
+        None => None,
+    };
     let before = root_memories(&lib, root);
     let mut warnings = Vec::new();
     let mut history = None;
@@ -141,8 +145,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             warnings.push(format!("this project memory now shadows the global {rel}"));
         }
     }
-    let superseded = match old {
-        Some((old_root, old_rel)) => Some(mark_superseded(ctx, old_root, &old_rel, &rel)?),
+    let superseded = match mark {
+        Some(mark) => Some(mark.commit(ctx)?),
         None => None,
     };
     let mut compiled = Vec::new();
@@ -195,20 +199,50 @@ fn resolve_supersedes<'a>(
     }
 }
 
-/// Set `superseded_by` on the old memory, saving its previous text first.
-fn mark_superseded(ctx: &Context, root: &Root, old: &RelPath, new: &RelPath) -> Result<String> {
+/// `superseded_by` on the old memory, written beside it (its previous text
+/// saved first) and put in place by [`Supersede::commit`]: prepared before
+/// the new memory is written, so a full disk stops both or neither.
+struct Supersede<'a> {
+    root: &'a Root,
+    old: RelPath,
+    /// Its text and the new one, and the new one staged; `None` when it
+    /// already names the new memory.
+    change: Option<(String, String, crate::store::write::Staged)>,
+}
+
+fn prepare_supersede<'a>(root: &'a Root, old: &RelPath, new: &RelPath) -> Result<Supersede<'a>> {
     let file = old.under(&root.dir);
     let Some((text, mut doc)) = read_existing(root, &file)? else {
         return Err(Error::not_found(format!("{old} disappeared while it was being updated")));
     };
+    let mut change = None;
     if doc.get_str("superseded_by") != Some(new.file().as_str()) {
-        let updated = previous_updated(&doc, &file);
-        save_history(&root.dir, old, updated, text.as_bytes())?;
         let before = doc.clone();
         doc.set("superseded_by", new.file());
-        crate::store::trust::rewrite(&ctx.roots.global.dir, root, old, &text, &before, &doc)?;
+        let rendered = crate::model::frontmatter::edit::render_over(&text, &before, &doc);
+        let staged = crate::store::write::stage_atomic(&root.dir, &file, rendered.as_bytes())?;
+        save_history(&root.dir, old, previous_updated(&before, &file), text.as_bytes())?;
+        change = Some((text, rendered, staged));
     }
-    Ok(old.file())
+    Ok(Supersede { root, old: old.clone(), change })
+}
+
+impl Supersede<'_> {
+    /// Put the mark in place (a rename); the old memory's path.
+    fn commit(self, ctx: &Context) -> Result<String> {
+        if let Some((text, rendered, staged)) = self.change {
+            staged.commit()?;
+            let global = &ctx.roots.global.dir;
+            crate::store::trust::wrote(
+                global,
+                self.root,
+                &self.old,
+                Some(text.as_bytes()),
+                rendered.as_bytes(),
+            );
+        }
+        Ok(self.old.file())
+    }
 }
 
 fn path_summary<S: serde::Serializer>(

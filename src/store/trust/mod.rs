@@ -23,6 +23,5 @@ mod review;
 pub use gate::{Gate, RootMd};
 pub use record::{ROOT_MD, Record, digest, load, prose, records_dir};
 pub use review::{
-    Review, Reviewed, record, renamed, review, rewrite, trust_new_root, untrust, wrote,
-    wrote_root_md,
+    Review, Reviewed, record, renamed, review, trust_new_root, untrust, wrote, wrote_root_md,
 };

@@ -140,24 +140,6 @@ pub fn untrust(global: &Path, project: &Root) -> Result<bool> {
     Ok(true)
 }
 
-/// Write `after` over the memory `rel` whose text is `text` (parsed as
-/// `before`): only the lines of the frontmatter keys that changed are
-/// rewritten, atomically, and a file the user trusted stays trusted.
-/// Returns the new text.
-pub fn rewrite(
-    global: &Path,
-    root: &Root,
-    rel: &RelPath,
-    text: &str,
-    before: &Document,
-    after: &Document,
-) -> Result<String> {
-    let rendered = crate::model::frontmatter::edit::render_over(text, before, after);
-    crate::store::write::write_atomic(&root.dir, &rel.under(&root.dir), rendered.as_bytes())?;
-    wrote(global, root, rel, Some(text.as_bytes()), rendered.as_bytes());
-    Ok(rendered)
-}
-
 /// After `mem` wrote `new` to `rel` of a trusted `project` (whose content
 /// was `old`, or nothing): keep the root trusted for what was written.
 /// Content that was held back stays held back, whatever was changed in it.
