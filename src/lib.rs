@@ -39,5 +39,7 @@ pub mod index;
 pub mod model;
 pub mod output;
 pub mod rank;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 pub mod settings;
 pub mod store;

@@ -19,9 +19,14 @@ impl Progress {
     /// A progress line for `total` steps, drawn only when stderr is a
     /// terminal and the job is big enough to be worth one.
     pub fn start(label: &'static str, total: usize) -> Progress {
+        Progress::start_from(label, total, 2_000)
+    }
+
+    /// [`Progress::start`] for slow steps: drawn from `min` steps on.
+    pub fn start_from(label: &'static str, total: usize, min: usize) -> Progress {
         let done = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let show = total >= 2_000 && std::io::stderr().is_terminal();
+        let show = total >= min && std::io::stderr().is_terminal();
         let painter = show.then(|| {
             let (done, stop) = (Arc::clone(&done), Arc::clone(&stop));
             std::thread::spawn(move || {

