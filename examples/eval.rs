@@ -3,7 +3,14 @@
 //! ```text
 //! cargo run --release --example eval -- ../shared/bench-data/pyfaq-zh [more sets…]
 //! cargo run --release --example eval -- --cli target/release/mem ../shared/bench-data/locomo
+//! cargo run --release --features semantic --example eval -- --model ~/.local/share/mem/model SET
 //! ```
+//!
+//! `--model DIR` (with the `semantic` feature) fuses the lexical ranking with
+//! the model's similarities, as `mem recall` does with the tier on;
+//! `--param fuse.weight=0.6`, `--param fuse.spread=0.08` try other constants,
+//! and `--dump FILE` writes each query's lexical pool and similarities as
+//! JSON lines, for tuning the fusion offline.
 //!
 //! Each query line is `{"id", "query", "relevant": ["cat/slug.md", …], "lang"}`.
 //! The library mode ranks in-process; `--cli BIN` runs `BIN recall --json -n 10
@@ -85,6 +92,8 @@ fn main() {
     let mut show_misses = false;
     let mut sets = Vec::new();
     let mut params: Vec<String> = Vec::new();
+    let mut model: Option<PathBuf> = None;
+    let mut dump: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--cli" => {
@@ -94,6 +103,8 @@ fn main() {
             "--scope" => scoped = true,
             "--misses" => show_misses = true,
             "--param" => params.push(args.next().expect("--param needs name=value")),
+            "--model" => model = Some(PathBuf::from(args.next().expect("--model needs a folder"))),
+            "--dump" => dump = Some(PathBuf::from(args.next().expect("--dump needs a file"))),
             "-h" | "--help" => {
                 eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
                 return;
@@ -112,7 +123,7 @@ fn main() {
         let queries = load_queries(&set.join("queries.jsonl"));
         let ranker: Ranker = match &cli {
             Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
-            None => library_ranker(set, scoped, tuned(&params)),
+            None => library_ranker(set, scoped, tuned(&params), semantic(&model, &params, &dump)),
         };
         let mut by_lang: BTreeMap<String, Sums> = BTreeMap::new();
         let mut all = Sums::default();
@@ -162,6 +173,7 @@ fn tuned(overrides: &[String]) -> Params {
             _ if name == "function_bigram" => p.function_bigram = v,
             _ if name == "derived_summary" => p.derived_summary = v,
             _ if name == "coverage" => p.coverage = v,
+            _ if name.starts_with("fuse.") => {}
             _ => panic!("unknown parameter {name}"),
         }
     }
@@ -176,12 +188,65 @@ fn load_queries(path: &Path) -> Vec<Query> {
         .collect()
 }
 
-fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
+/// The semantic tier's settings for the library mode.
+#[cfg(feature = "semantic")]
+struct Semantic {
+    model: mem::semantic::model::Model,
+    fuse: mem::rank::fuse::FuseParams,
+    dump: Option<std::cell::RefCell<std::fs::File>>,
+}
+#[cfg(not(feature = "semantic"))]
+struct Semantic;
+
+#[cfg(feature = "semantic")]
+fn semantic(
+    model: &Option<PathBuf>,
+    params: &[String],
+    dump: &Option<PathBuf>,
+) -> Option<Semantic> {
+    let dir = model.as_ref()?;
+    let model = mem::semantic::model::Model::load(dir).unwrap_or_else(|e| panic!("{e}"));
+    let mut fuse = mem::rank::fuse::FuseParams::default();
+    for o in params {
+        let (name, value) = o.split_once('=').expect("name=value");
+        let v: f32 = value.parse().expect("a number");
+        match name {
+            "fuse.weight" => fuse.weight = v,
+            "fuse.spread" => fuse.spread = v,
+            _ => {}
+        }
+    }
+    let dump = dump.as_ref().map(|p| {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(p);
+        std::cell::RefCell::new(file.unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+    });
+    Some(Semantic { model, fuse, dump })
+}
+
+#[cfg(not(feature = "semantic"))]
+fn semantic(model: &Option<PathBuf>, _: &[String], _: &Option<PathBuf>) -> Option<Semantic> {
+    assert!(model.is_none(), "--model needs the semantic feature: --features semantic");
+    None
+}
+
+fn library_ranker(
+    set: &Path,
+    scoped: bool,
+    params: Params,
+    semantic: Option<Semantic>,
+) -> Ranker<'static> {
     // The index path the command line takes, on a copy of the set: the
     // index writes its cache beside the memories, and the sets are shared.
     let copy = tempfile::tempdir().expect("a temporary folder");
-    copy_tree(&set.join(".memory"), &copy.path().join(".memory"));
-    let root = Root { scope: Scope::Project, dir: copy.path().join(".memory") };
+    // `MEM_EVAL_WORK=DIR`: the copy is kept in DIR/<set> and reused, so
+    // vectors are made once across runs.
+    let work = std::env::var_os("MEM_EVAL_WORK")
+        .map(|d| PathBuf::from(d).join(set.file_name().expect("a set folder")).join(".memory"));
+    let dir = work.unwrap_or_else(|| copy.path().join(".memory"));
+    if !dir.exists() {
+        copy_tree(&set.join(".memory"), &dir);
+    }
+    let root = Root { scope: Scope::Project, dir };
     let lib = index_all(&[&root]);
     for p in &lib.problems {
         eprintln!("warning: {p}");
@@ -190,6 +255,19 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
+    #[cfg(feature = "semantic")]
+    let known = semantic.as_ref().map(|s| {
+        let mut known = mem::semantic::Known::load(&[&root], &s.model.id);
+        let all: Vec<&mem::model::memory::Memory> =
+            (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)).collect();
+        let missing: Vec<&mem::model::memory::Memory> =
+            all.iter().copied().filter(|m| known.get(m).is_none()).collect();
+        known.fill(&s.model, &missing, usize::MAX);
+        known.save(&all);
+        known
+    });
+    #[cfg(not(feature = "semantic"))]
+    let _ = semantic;
     Box::new(move |q: &Query| {
         let _keep = &copy;
         let filter = |_, m: &mem::model::memory::Memory| {
@@ -204,6 +282,43 @@ fn library_ranker(set: &Path, scoped: bool, params: Params) -> Ranker<'static> {
             filter: &filter,
             explain: false,
         };
+        #[cfg(feature = "semantic")]
+        if let (Some(s), Some(known)) = (&semantic, &known) {
+            let pool = Request { limit: mem::rank::fuse::POOL, ..req };
+            let lexical: Vec<mem::rank::fuse::Lexical> =
+                rank(&lib.corpus, &lib.docs, &params, &pool)
+                    .iter()
+                    .map(|h| mem::rank::fuse::Lexical {
+                        doc: h.doc,
+                        score: h.score,
+                        exact: h.exact,
+                    })
+                    .collect();
+            let eligible: Vec<(usize, &mem::model::memory::Memory)> = (0..lib.docs.len())
+                .filter(|&d| lib.corpus.is_live(d))
+                .filter_map(|d| lib.docs.memory(d).map(|m| (d, m)))
+                .filter(|(d, m)| filter(*d, m))
+                .collect();
+            let (similar, _) = mem::semantic::similar(&s.model, known, &q.query, &eligible)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let path = |d: usize| lib.docs.memory(d).map(|m| m.file()).unwrap_or_default();
+            if let Some(dump) = &s.dump {
+                use std::io::Write as _;
+                let mut top = similar.clone();
+                top.sort_by(|a, b| b.1.total_cmp(&a.1));
+                top.truncate(100);
+                let line = serde_json::json!({
+                    "query": q.query, "relevant": q.relevant, "lang": q.lang,
+                    "lexical": lexical.iter().map(|h| (path(h.doc), h.score, h.exact)).collect::<Vec<_>>(),
+                    "similar": top.iter().map(|&(d, s)| (path(d), s)).collect::<Vec<_>>(),
+                });
+                writeln!(dump.borrow_mut(), "{line}").expect("write the dump");
+            }
+            return mem::rank::fuse::fuse(&lexical, &similar, &s.fuse, 10)
+                .into_iter()
+                .map(|f| path(f.doc))
+                .collect();
+        }
         rank(&lib.corpus, &lib.docs, &params, &req)
             .into_iter()
             .filter_map(|h| lib.docs.memory(h.doc).map(|m| m.file()))

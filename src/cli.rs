@@ -9,7 +9,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::base::error::Result;
 use crate::commands::{
     clean, compile, completions, context, edit, export, forget, history, hook, import, init,
-    inspect, lint, list, mcp, merge_driver, prompt, recall, remember, rename, stats, trash, trust,
+    inspect, lint, list, mcp, merge_driver, model, prompt, recall, remember, rename, stats, trash,
+    trust,
 };
 use crate::output::emit;
 use crate::settings::Context;
@@ -97,6 +98,7 @@ pub enum Command {
     Clean(clean::Args),
     Export(export::Args),
     Import(import::Args),
+    Model(model::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
     #[command(hide = true)]
@@ -146,6 +148,7 @@ impl Command {
             Command::Untrust(_) => "untrust",
             Command::Compile(_) => "compile",
             Command::Hook(_) => "hook",
+            Command::Model(_) => "model",
             Command::Init(_) => "init",
             Command::Stats(_) => "stats",
             Command::Lint(_) => "lint",
@@ -176,6 +179,7 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),
         Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
         Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
+        Command::Model(args) => emit(&ctx, &model::run(&ctx, args)?),
         Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
         Command::Context(args) => {
             let report = context::run(&ctx, args)?;

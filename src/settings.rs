@@ -38,6 +38,54 @@ pub struct Context {
     pub trust_all: bool,
     /// The command being run, as `--json` names it (`"schema": "mem-list/1"`).
     pub command: &'static str,
+    /// The semantic tier's model folder (see [`ModelSetting`]).
+    pub model: ModelSetting,
+}
+
+/// Where the semantic tier's model is: `$MEM_MODEL` names a folder, or
+/// `off`; unset, it is the folder `mem model import` installs into,
+/// `$XDG_DATA_HOME/mem/model` (else `~/.local/share/mem/model`), used once
+/// there is a model there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSetting {
+    /// `MEM_MODEL=off`, or no home to find the installed model in.
+    Off,
+    /// `MEM_MODEL=DIR`: this folder, which must hold a model.
+    Named(PathBuf),
+    /// The folder `mem model import` installs into.
+    Installed(PathBuf),
+}
+
+impl ModelSetting {
+    /// Resolve from the environment, relative paths against `cwd`.
+    pub fn resolve(
+        lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+        cwd: &std::path::Path,
+    ) -> ModelSetting {
+        let set = |k: &str| lookup(k).filter(|v| !v.is_empty());
+        if let Some(v) = set("MEM_MODEL") {
+            if v == "off" {
+                return ModelSetting::Off;
+            }
+            return ModelSetting::Named(cwd.join(v));
+        }
+        let data = set("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| set("HOME").map(|h| PathBuf::from(h).join(".local").join("share")));
+        match data {
+            Some(d) => ModelSetting::Installed(d.join("mem").join("model")),
+            None => ModelSetting::Off,
+        }
+    }
+
+    /// The folder, unless the tier is off.
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        match self {
+            ModelSetting::Off => None,
+            ModelSetting::Named(d) | ModelSetting::Installed(d) => Some(d),
+        }
+    }
 }
 
 /// The global options, as parsed.
@@ -80,6 +128,7 @@ impl Context {
         let role = env::var("MEM_ROLE").ok().filter(|r| !r.is_empty());
         let trust_all = env::var("MEM_TRUST_ALL").is_ok_and(|v| v == "1" || v == "true");
         let command = "mem";
+        let model = ModelSetting::resolve(&lookup, &cwd);
         Ok(Context {
             roots,
             selection,
@@ -91,6 +140,7 @@ impl Context {
             role,
             trust_all,
             command,
+            model,
         })
     }
 

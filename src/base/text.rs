@@ -157,6 +157,71 @@ pub fn unified_diff(name: &str, before: &str, after: &str) -> String {
         .to_string()
 }
 
+/// Display columns of a character: CJK and full-width forms take two.
+pub fn columns(c: char) -> usize {
+    if is_cjk(c) || matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6) {
+        2
+    } else {
+        1
+    }
+}
+
+/// The units a line may break between: a run of Latin text (`--max-old-space-size`
+/// stays whole), one CJK character, or a run of spaces.
+fn units(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let breaks = c.is_whitespace() || is_cjk(c);
+        match (breaks, start) {
+            (false, None) => start = Some(i),
+            (false, Some(_)) => {}
+            (true, Some(s)) => {
+                out.push(&text[s..i]);
+                start = None;
+                out.push(&text[i..i + c.len_utf8()]);
+            }
+            (true, None) => out.push(&text[i..i + c.len_utf8()]),
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+/// Wrap `text` into at most `max_lines` lines of `width` columns, ending in
+/// `…` if cut; with no width (not a terminal), one line, whole.
+pub fn wrap(text: &str, width: Option<usize>, max_lines: usize) -> Vec<String> {
+    let Some(width) = width else {
+        return if text.is_empty() { Vec::new() } else { vec![text.to_string()] };
+    };
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for unit in units(text) {
+        let w: usize = unit.chars().map(columns).sum();
+        if used + w > width && used > 0 {
+            if lines.len() == max_lines {
+                let last = lines.last_mut().expect("one line");
+                last.truncate(last.trim_end().len());
+                last.push('…');
+                return lines;
+            }
+            let last = lines.last_mut().expect("one line");
+            last.truncate(last.trim_end().len());
+            lines.push(String::new());
+            used = 0;
+            if unit.trim().is_empty() {
+                continue;
+            }
+        }
+        lines.last_mut().expect("one line").push_str(unit);
+        used += w;
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::base::text::flat;
+use crate::base::text::{flat, wrap};
 use crate::base::time::relative_age;
 use crate::commands::filter::{Filter, visible_to};
+use crate::commands::tier::{self, Kept};
 use crate::index::{self, index_all};
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
@@ -102,22 +103,28 @@ pub struct Report {
     empty: bool,
 }
 
-/// Rank and, unless told not to, count the hits.
+/// Rank and, unless told not to, count the hits. With a model configured
+/// (the semantic tier), it loads on its own thread while the words are
+/// ranked, and is not freed: the process ends with the answer.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    if args.trusted {
-        return run_trusted(ctx, args);
-    }
-    run_all(ctx, args)
+    let kept = tier::start(ctx);
+    let report = if args.trusted {
+        run_trusted(ctx, args, kept.as_ref())
+    } else {
+        run_all(ctx, args, kept.as_ref())
+    };
+    std::mem::forget(kept);
+    report
 }
 
 /// [`run`] as an agent may see it: an untrusted project root is left out
 /// with a note; of a trusted one, each result is read again and shown only
 /// as the bytes the user trusted, and notes that quote its files are
 /// replaced by a count.
-pub fn run_trusted(ctx: &Context, args: &Args) -> Result<Report> {
+pub fn run_trusted(ctx: &Context, args: &Args, tier: Option<&Kept>) -> Result<Report> {
     let gated = crate::commands::agent::gated_dir(ctx);
     let (ctx, note, gate) = crate::commands::agent::gated(ctx.clone());
-    let mut report = run_all(&ctx, args)?;
+    let mut report = run_all(&ctx, args, tier)?;
     if let Some(dir) = &gated {
         crate::commands::agent::scrub(&mut report.warnings, dir);
     }
@@ -147,7 +154,7 @@ pub fn run_trusted(ctx: &Context, args: &Args) -> Result<Report> {
     Ok(report)
 }
 
-fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
+fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
     let query = args.query.join(" ");
     let roots = ctx.read_roots()?;
     args.filter.check_category(&roots)?;
@@ -168,9 +175,11 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
     let filter = |_, m: &Memory| {
         (args.all || !m.is_superseded()) && args.filter.matches(m) && visible_to(m, role)
     };
+    let limit = args.limit as usize;
     let request = Request {
         query: &query,
-        limit: args.limit as usize,
+        // With the tier, a pool of lexical matches to fuse with meaning.
+        limit: if kept.is_some() { limit.max(crate::rank::fuse::POOL) } else { limit },
         now_ms: ctx.now_ms,
         signals: &signals,
         filter: &filter,
@@ -180,12 +189,25 @@ fn run_all(ctx: &Context, args: &Args) -> Result<Report> {
     let words_tokenizer = Tokenizer::new();
     if lib.is_damaged() && index::distrust(&roots) {
         // A cache damaged on disk: answer again, once, from the files.
-        let mut report = run_all(ctx, args)?;
+        let mut report = run_all(ctx, args, kept)?;
         report
             .warnings
             .push("the index cache was damaged; this answer was read from the files".into());
         return Ok(report);
     }
+    let (tier, note) = kept.map_or((None, None), |k| k.get(ctx));
+    warnings.extend(note);
+    let hits = match tier {
+        Some(tier) => {
+            let pool = tier::Pool { hits, limit, explain: args.explain };
+            tier::fused_hits(tier, &roots, &lib, &filter, &query, pool, &mut warnings)
+        }
+        None => {
+            let mut hits = hits;
+            hits.truncate(limit);
+            hits
+        }
+    };
     let results: Vec<Found> = hits
         .into_iter()
         .filter_map(|hit| {
@@ -336,79 +358,13 @@ fn paint(text: &str, matched: &HashSet<String>, tokenizer: &Tokenizer, style: &S
     out
 }
 
-/// Display columns of a character: CJK and full-width forms take two.
-fn columns(c: char) -> usize {
-    if crate::base::text::is_cjk(c)
-        || matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6)
-    {
-        2
-    } else {
-        1
-    }
-}
-
-/// The units a line may break between: a run of Latin text (`--max-old-space-size`
-/// stays whole), one CJK character, or a run of spaces.
-fn units(text: &str) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        let breaks = c.is_whitespace() || crate::base::text::is_cjk(c);
-        match (breaks, start) {
-            (false, None) => start = Some(i),
-            (false, Some(_)) => {}
-            (true, Some(s)) => {
-                out.push(&text[s..i]);
-                start = None;
-                out.push(&text[i..i + c.len_utf8()]);
-            }
-            (true, None) => out.push(&text[i..i + c.len_utf8()]),
-        }
-    }
-    if let Some(s) = start {
-        out.push(&text[s..]);
-    }
-    out
-}
-
-/// Wrap `text` into at most `max_lines` lines of `width` columns, ending in
-/// `…` if cut; with no width (not a terminal), one line, whole.
-fn wrap(text: &str, width: Option<usize>, max_lines: usize) -> Vec<String> {
-    let Some(width) = width else {
-        return if text.is_empty() { Vec::new() } else { vec![text.to_string()] };
-    };
-    let mut lines = vec![String::new()];
-    let mut used = 0;
-    for unit in units(text) {
-        let w: usize = unit.chars().map(columns).sum();
-        if used + w > width && used > 0 {
-            if lines.len() == max_lines {
-                let last = lines.last_mut().expect("one line");
-                last.truncate(last.trim_end().len());
-                last.push('…');
-                return lines;
-            }
-            let last = lines.last_mut().expect("one line");
-            last.truncate(last.trim_end().len());
-            lines.push(String::new());
-            used = 0;
-            if unit.trim().is_empty() {
-                continue;
-            }
-        }
-        lines.last_mut().expect("one line").push_str(unit);
-        used += w;
-    }
-    lines.retain(|l| !l.is_empty());
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn wrap_fits_80_columns_counting_cjk_as_two() {
+        use crate::base::text::columns;
         let text = "部署脚本用 pnpm 而不是 npm，".repeat(10);
         let lines = wrap(&text, Some(76), 2);
         assert_eq!(lines.len(), 2);

@@ -15,6 +15,22 @@ pub struct Explanation {
     pub terms: Vec<TermPart>,
     pub trigger: Option<TriggerPart>,
     pub boosts: Vec<BoostPart>,
+    /// With the semantic tier: how the score above was fused with meaning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused: Option<FusedPart>,
+}
+
+/// A score fused from words and meaning (see [`crate::rank::fuse`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct FusedPart {
+    /// What the result ranked by: `words + meaning`.
+    pub score: f32,
+    /// The lexical score over the query's best lexical score.
+    pub words: f32,
+    /// The semantic part.
+    pub meaning: f32,
+    /// The cosine similarity of the memory's vector to the query's.
+    pub similarity: Option<f32>,
 }
 
 /// One query term's share of the relevance.
@@ -44,6 +60,18 @@ pub struct BoostPart {
 
 impl fmt::Display for Explanation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(u) = &self.fused {
+            let similarity =
+                u.similarity.map_or("no vector".to_string(), |s| format!("similarity {s:.3}"));
+            writeln!(
+                f,
+                "fused {:.3} = words {:.3} + meaning {:.3} ({similarity})",
+                u.score, u.words, u.meaning
+            )?;
+            if self.terms.is_empty() && self.trigger.is_none() {
+                return Ok(());
+            }
+        }
         writeln!(f, "score {:.3} = relevance {:.3}", self.score, self.relevance)?;
         for t in &self.terms {
             let mut fields = String::new();

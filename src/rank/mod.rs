@@ -4,6 +4,7 @@
 pub mod corpus;
 pub mod explain;
 pub mod fields;
+pub mod fuse;
 pub mod highlight;
 pub mod score;
 pub mod stats;

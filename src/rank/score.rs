@@ -85,6 +85,10 @@ pub struct Hit {
     /// The query terms it matched.
     pub matched: Vec<String>,
     pub explanation: Option<Explanation>,
+    /// An exact hit: a `load_when` trigger fired, or the query is a keyword
+    /// (one or two words) and the memory has every one of its terms. The
+    /// semantic tier never ranks a memory above an exact hit.
+    pub exact: bool,
 }
 
 /// Where the ranker finds the memory of a document: a slice, or a store
@@ -230,6 +234,9 @@ pub fn rank<M: Memories + ?Sized>(
         top.insert(at, hit);
         top.truncate(req.limit);
     }
+    // See `Hit::exact`: a keyword query is one or two words.
+    let words: Vec<&Term> = terms.iter().filter(|t| !t.token.contains(' ')).collect();
+    let keyword = req.query.split_whitespace().count() <= 2 && !words.is_empty();
     top.into_iter()
         .map(|(d, score, m)| Hit {
             doc: d,
@@ -242,6 +249,8 @@ pub fn rank<M: Memories + ?Sized>(
             explanation: req
                 .explain
                 .then(|| explain(corpus, m, params, req, &terms, &query_set, d)),
+            exact: trigger_of(corpus, m, &query_set).is_some()
+                || (keyword && words.iter().all(|t| t.posting(d).is_some())),
         })
         .collect()
 }
@@ -400,5 +409,5 @@ fn explain(
         parts.push(TermPart { term: term.token.clone(), idf: term.idf, score, fields });
     }
     let (score, trigger, boosts) = final_score(corpus, m, p, req, query, doc, relevance);
-    Explanation { score, relevance, terms: parts, trigger, boosts }
+    Explanation { score, relevance, terms: parts, trigger, boosts, fused: None }
 }

@@ -116,11 +116,8 @@ impl Encoder {
         let e = vb.pp("embeddings");
         // The largest table by far (250,000 rows for e5), kept in f16: a
         // looked-up row is widened to f32.
-        let words = candle_nn::embedding(
-            c.vocab_size,
-            h,
-            e.pp("word_embeddings").set_dtype(DType::F16),
-        )?;
+        let words =
+            candle_nn::embedding(c.vocab_size, h, e.pp("word_embeddings").set_dtype(DType::F16))?;
         let positions =
             candle_nn::embedding(c.max_position_embeddings, h, e.pp("position_embeddings"))?;
         let types = candle_nn::embedding(c.type_vocab_size, h, e.pp("token_type_embeddings"))?;

@@ -122,9 +122,8 @@ fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
     let parent = to.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     let name = to.file_name().and_then(|n| n.to_str()).unwrap_or("model");
-    let side = |what: &str| -> PathBuf {
-        parent.join(format!(".{name}.{what}-{}", std::process::id()))
-    };
+    let side =
+        |what: &str| -> PathBuf { parent.join(format!(".{name}.{what}-{}", std::process::id())) };
     let staging = side("new");
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;

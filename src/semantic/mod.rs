@@ -129,3 +129,23 @@ impl Known {
         memories.iter().filter(|m| self.get(m).is_some()).count()
     }
 }
+
+/// The cosine similarity of each of `memories` (document, memory) that has
+/// a vector to `query`'s, and how many had none.
+pub fn similar(
+    model: &Model,
+    known: &Known,
+    query: &str,
+    memories: &[(usize, &Memory)],
+) -> crate::base::error::Result<(Vec<(usize, f32)>, usize)> {
+    let q = model.query(query)?;
+    let mut out = Vec::with_capacity(memories.len());
+    let mut missing = 0;
+    for (doc, m) in memories {
+        match known.get(m) {
+            Some(v) if v.len() == q.len() => out.push((*doc, bert::cosine(&q, v))),
+            _ => missing += 1,
+        }
+    }
+    Ok((out, missing))
+}

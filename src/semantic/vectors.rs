@@ -41,7 +41,9 @@ impl Vectors {
         let bytes = match files::read(root, &path, Links::Never, LIMIT) {
             Ok(b) => b,
             Err(files::Refusal::Missing) => return (empty, None),
-            Err(why) => return (empty, Some(format!("{}: {why}; vectors made again", path.display()))),
+            Err(why) => {
+                return (empty, Some(format!("{}: {why}; vectors made again", path.display())));
+            }
         };
         match decode(&bytes) {
             Some(v) if v.model == model => (v, None),

@@ -286,3 +286,24 @@ fn json_never_silently_overrides_another_format() {
     env.mem(["completions", "bash"]).assert().success();
     env.mem(["context", "--format", "xml"]).assert().success();
 }
+
+/// A build without the semantic tier says so: `model status` reports it,
+/// the other `model` actions are refused, and a `MEM_MODEL` that names a
+/// folder is a warning on recall, whose answer is the words' alone.
+#[cfg(not(feature = "semantic"))]
+#[test]
+fn a_build_without_the_semantic_tier_says_so() {
+    let env = Env::with_fixture("demo");
+    let status = env.json(["model", "status"]);
+    assert_eq!((status["built"].as_bool(), status["ready"].as_bool()), (Some(false), Some(false)));
+    let out = env.mem(["model", "import", "/tmp/x.whl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without the semantic tier"));
+    let plain = env.stdout(["recall", "--no-track", "pnpm"]);
+    let out =
+        env.mem(["recall", "--no-track", "pnpm"]).env("MEM_MODEL", "/models/e5").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), plain);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("MEM_MODEL") && stderr.contains("words alone"), "{stderr}");
+}

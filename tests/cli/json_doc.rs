@@ -134,7 +134,8 @@ fn every_command_in_docs_json_md_writes_the_names_it_shows() {
         let shown = serde_json::to_string_pretty(&shorten("", &actual)).unwrap();
         let shown = shown
             .replace(&env.work().display().to_string(), "/home/you/shop")
-            .replace(&env.global().display().to_string(), "/home/you/.config/mem/memory");
+            .replace(&env.global().display().to_string(), "/home/you/.config/mem/memory")
+            .replace(&env.tmp.path().join("home").display().to_string(), "/home/you");
         blessed.push((start, end, shown));
     }
     if bless {
@@ -149,7 +150,7 @@ fn every_command_in_docs_json_md_writes_the_names_it_shows() {
     for name in [
         "recall", "list", "inspect", "stats", "context", "prompt", "remember", "history", "edit",
         "forget", "trash", "restore", "rename", "lint", "compile", "clean", "export", "import",
-        "init", "trust", "untrust", "hook", "error",
+        "init", "trust", "untrust", "hook", "model", "error",
     ] {
         let schema = if name == "export" { "mem-export/1".into() } else { format!("mem-{name}/1") };
         assert!(commands.contains(&schema), "docs/json.md shows no `{name}`: {commands:?}");

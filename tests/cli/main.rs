@@ -19,6 +19,7 @@ mod readme;
 mod recall;
 mod roots;
 mod security;
+mod semantic;
 mod session;
 mod vocabulary;
 

@@ -59,7 +59,13 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
         .build()
         .map_err(|e| Error::input(format!("cannot start the MCP runtime: {e}")))?;
     log_to_stderr();
-    let server = Server { opts: opts.clone(), tool_router: Server::tool_router() };
+    let tier = crate::commands::tier::Kept::default();
+    // The model, when one is configured, loads while the client starts.
+    if let Ok(ctx) = Context::resolve(opts) {
+        let tier = tier.clone();
+        std::thread::spawn(move || tier.get(&ctx).1.map(|w| tracing::warn!("{w}")));
+    }
+    let server = Server { opts: opts.clone(), tool_router: Server::tool_router(), tier };
     if std::io::stdin().is_terminal() {
         eprintln!("mem mcp: speaks MCP on stdin/stdout; start it from an MCP client (Ctrl-D ends)");
     }
@@ -161,6 +167,8 @@ fn log_to_stderr() {
 pub(super) struct Server {
     opts: Options,
     tool_router: ToolRouter<Server>,
+    /// The semantic tier, loaded once.
+    tier: crate::commands::tier::Kept,
 }
 
 #[tool_handler(router = self.tool_router)]

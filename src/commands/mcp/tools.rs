@@ -142,7 +142,7 @@ impl Server {
                 let limit = args.limit;
                 let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
                 args.limit = limit.saturating_add(seen_before.min(200) as u16);
-                let mut report = recall::run_trusted(&ctx, &args)?;
+                let mut report = recall::run_trusted(&ctx, &args, Some(&self.tier))?;
                 // The reply repeats the query it answers, not a pasted log.
                 report.query = crate::model::memory::truncate(&report.query, 200);
                 if let Some(shown) = &shown {
