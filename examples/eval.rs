@@ -6,6 +6,10 @@
 //! cargo run --release --features semantic --example eval -- --model ~/.local/share/mem/model SET
 //! ```
 //!
+//! `--mcp BIN` runs one `BIN mcp` in a copy of each set and asks it
+//! `memory_recall` (limit 10, hits not counted) per query: the real binary,
+//! with a semantic model (`$MEM_MODEL`) loaded once instead of per process.
+//!
 //! `--model DIR` (with the `semantic` feature) fuses the lexical ranking with
 //! the model's similarities, as `mem recall` does with the tier on;
 //! `--param fuse.weight=0.6`, `--param fuse.spread=0.08` try other constants,
@@ -88,6 +92,7 @@ impl Sums {
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut cli: Option<PathBuf> = None;
+    let mut mcp: Option<PathBuf> = None;
     let mut scoped = false;
     let mut show_misses = false;
     let mut sets = Vec::new();
@@ -99,6 +104,10 @@ fn main() {
             "--cli" => {
                 let bin = args.next().expect("--cli needs the mem binary");
                 cli = Some(std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}")));
+            }
+            "--mcp" => {
+                let bin = args.next().expect("--mcp needs the mem binary");
+                mcp = Some(std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}")));
             }
             "--scope" => scoped = true,
             "--misses" => show_misses = true,
@@ -121,9 +130,12 @@ fn main() {
     for set in &sets {
         let name = set.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let queries = load_queries(&set.join("queries.jsonl"));
-        let ranker: Ranker = match &cli {
-            Some(bin) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
-            None => library_ranker(set, scoped, tuned(&params), semantic(&model, &params, &dump)),
+        let ranker: Ranker = match (&cli, &mcp) {
+            (Some(bin), _) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
+            (None, Some(bin)) => mcp_ranker(bin, set, scoped),
+            (None, None) => {
+                library_ranker(set, scoped, tuned(&params), semantic(&model, &params, &dump))
+            }
         };
         let mut by_lang: BTreeMap<String, Sums> = BTreeMap::new();
         let mut all = Sums::default();
@@ -338,6 +350,85 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
     }
+}
+
+/// A running `mem mcp`, stopped when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A `mem mcp` in a copy of `set` (kept in `$MEM_EVAL_WORK/<set>` when
+/// set), answering `memory_recall` per query.
+fn mcp_ranker(bin: &Path, set: &Path, scoped: bool) -> Ranker<'static> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let copy = tempfile::tempdir().expect("a temporary folder");
+    let work = std::env::var_os("MEM_EVAL_WORK")
+        .map(|d| PathBuf::from(d).join(set.file_name().expect("a set folder")))
+        .unwrap_or_else(|| copy.path().to_path_buf());
+    if !work.join(".memory").exists() {
+        copy_tree(&set.join(".memory"), &work.join(".memory"));
+    }
+    let empty_global = std::env::temp_dir().join("mem-eval-no-global");
+    let mut child = Server(
+        Command::new(bin)
+            .arg("mcp")
+            .current_dir(&work)
+            .env("MEM_GLOBAL_DIR", &empty_global)
+            .env("MEM_TRUST_ALL", "1")
+            .env_remove("MEM_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run mem mcp"),
+    );
+    let mut stdin = child.0.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+    let mut id = 0u64;
+    let mut call = move |method: &str, params: serde_json::Value| -> serde_json::Value {
+        id += 1;
+        let msg =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").expect("write to mem mcp");
+        if method == "initialize" {
+            let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            writeln!(stdin, "{note}").expect("write to mem mcp");
+        }
+        loop {
+            let mut line = String::new();
+            stdout.read_line(&mut line).expect("read from mem mcp");
+            assert!(!line.is_empty(), "mem mcp ended");
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    let hello = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "eval", "version": "1"}});
+    call("initialize", hello);
+    let call = std::cell::RefCell::new(call);
+    Box::new(move |q: &Query| {
+        let _keep = (&copy, &child);
+        let mut args = serde_json::json!({"query": q.query, "limit": 10, "track": false});
+        if let (true, Some(scope)) = (scoped, &q.scope) {
+            args["category"] = scope.clone().into();
+        }
+        let reply = call.borrow_mut()(
+            "tools/call",
+            serde_json::json!({"name": "memory_recall", "arguments": args}),
+        );
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("{}");
+        let v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        v["results"].as_array().map_or(Vec::new(), |rs| {
+            rs.iter().filter_map(|r| r["path"].as_str().map(str::to_string)).collect()
+        })
+    })
 }
 
 fn cli_recall(bin: &Path, set: &Path, q: &Query, scoped: bool) -> Vec<String> {

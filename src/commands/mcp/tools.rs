@@ -34,6 +34,8 @@ struct RecallParams {
     /// The agent session: memories it was already shown (by `mem context` or an
     /// earlier call) are left out, and these results are remembered
     session_id: Option<String>,
+    /// false: do not count these results as hits (for scripts and evaluation)
+    track: Option<bool>,
 }
 
 /// memory_remember's arguments.
@@ -125,7 +127,7 @@ impl Server {
             filter: Filter { category: p.category, kind: p.kind, tag: p.tag, role: None },
             all: false,
             explain: false,
-            no_track: false,
+            no_track: p.track == Some(false),
             trusted: true,
         };
         answer(
