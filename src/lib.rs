@@ -20,7 +20,7 @@
 //! 5. [`index`]: per-root caches (file list, statistics, records, packed
 //!    term tables, a delta of changed files, folder snapshots, the compile
 //!    stamp), so a run reads no unchanged file and only the records a
-//!    query needs. Beside it, with the `semantic` feature, [`semantic`]:
+//!    query needs. Beside it, with the `semantic` feature, `semantic`:
 //!    a local embedding model and each root's memory vectors (also in
 //!    `.cache/`), fused with the ranking by [`rank::fuse`].
 //!
