@@ -375,6 +375,22 @@ fn mcp_ranker(bin: &Path, set: &Path, scoped: bool) -> Ranker<'static> {
         copy_tree(&set.join(".memory"), &work.join(".memory"));
     }
     let empty_global = std::env::temp_dir().join("mem-eval-no-global");
+    // With a model, every vector first (a recall makes only a few).
+    let mem = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(&work)
+            .env("MEM_GLOBAL_DIR", &empty_global)
+            .env_remove("MEM_PROJECT_DIR")
+            .output()
+            .expect("run mem")
+    };
+    let status = mem(&["model", "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
+    if status["ready"] == true {
+        let made = mem(&["model", "embed"]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    }
     let mut child = Server(
         Command::new(bin)
             .arg("mcp")

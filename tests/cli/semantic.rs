@@ -149,10 +149,15 @@ fn semantic_a_paraphrase_finds_the_memory_only_with_the_tier() {
 #[test]
 fn semantic_an_exact_trigger_or_keyword_hit_still_wins() {
     let env = env_with_memories();
+    env.write(
+        "rules/deploy-script.md",
+        "---\ntitle: 部署脚本\nsummary: 部署脚本用 pnpm，禁止用 npm\n---\n发布前先跑迁移。\n",
+    );
     let model = model();
     let model = model.to_str().unwrap();
-    // A trigger: the release train, though the runbook means "deploy" more.
-    for q in ["deploy to prod", "pnpm"] {
+    // A trigger: the release train, though the runbook means "deploy" more;
+    // a keyword; a CJK word found by its bigram.
+    for q in ["deploy to prod", "pnpm", "部署"] {
         let (words, _, _) = recall(&env, "off", q);
         let (meaning, v, _) = recall(&env, model, q);
         assert_eq!(meaning[0], words[0], "{q}: {meaning:?} vs {words:?}");
