@@ -134,3 +134,39 @@ fn two_query_words_also_find_their_compound() {
     ];
     assert_eq!(ranked(&memories, "how do we roll back")[0], "references/runbook.md");
 }
+
+/// What the semantic tier keeps first: a trigger in the query, or, for a
+/// query of one or two words, a memory with every one of its terms (the
+/// compound the ranker also looks for, `redistimeout`, is not one of them).
+#[test]
+fn exact_hits_are_the_keyword_and_trigger_matches() {
+    let memories = vec![
+        memory("facts/kitchen", "# Kitchen rules\n\nA long note; the redis timeout is 5 s.\n"),
+        memory("pitfalls/redis", "# Redis connections stall under load\n\nPool them.\n"),
+        memory(
+            "facts/train",
+            "---\nload_when: [\"deploy to prod\"]\n---\n# Release train\n\nTuesdays.\n",
+        ),
+    ];
+    let corpus = Corpus::build(&memories);
+    let filter = |_, _: &Memory| true;
+    let exact = |query: &str| -> Vec<String> {
+        let req = Request {
+            query,
+            limit: 10,
+            now_ms: NOW,
+            signals: &[],
+            filter: &filter,
+            explain: false,
+        };
+        rank(&corpus, &memories[..], &Params::default(), &req)
+            .into_iter()
+            .filter(|h| h.exact)
+            .map(|h| memories[h.doc].file())
+            .collect()
+    };
+    assert_eq!(exact("redis timeout"), ["facts/kitchen.md"]);
+    assert_eq!(exact("redis"), ["pitfalls/redis.md", "facts/kitchen.md"]);
+    assert_eq!(exact("please deploy to prod now"), ["facts/train.md"]);
+    assert!(exact("why does redis stall when the timeout fires").is_empty());
+}

@@ -179,7 +179,8 @@ fn model_name(dir: &std::path::Path) -> Option<String> {
     let text = std::fs::read(dir.join("config.json")).ok()?;
     let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
     let name = v.get("_name_or_path").and_then(|n| n.as_str()).filter(|n| !n.is_empty());
-    Some(name.map_or_else(|| dir.display().to_string(), str::to_string))
+    let name = name.map_or_else(|| dir.display().to_string(), str::to_string);
+    Some(name.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 impl crate::output::Report for Report {

