@@ -468,6 +468,14 @@ pub(crate) mod tests {
         assert!(to.join("model.safetensors").is_file());
         // Again over the installed model: replaced.
         crate::semantic::install::install(&file, &to).unwrap();
+        // A failed import leaves it as it was.
+        let weights = std::fs::read(to.join("model.safetensors")).unwrap();
+        let mut broken = tiny();
+        broken.truncate(broken.len() - 100);
+        std::fs::write(&file, broken).unwrap();
+        assert!(crate::semantic::install::install(&file, &to).is_err());
+        assert_eq!(std::fs::read(to.join("model.safetensors")).unwrap(), weights);
+        std::fs::write(&file, tiny()).unwrap();
         // A folder holding anything else is refused, and keeps it.
         let notes = dir.path().join("notes");
         std::fs::create_dir(&notes).unwrap();

@@ -356,9 +356,31 @@ fn semantic_the_readme_block_runs_as_written() {
             (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "README line failed: {line}\n{stdout}{stderr}");
         if line.contains("model status") {
+            // The import made the vectors of the demo's 30 memories.
             assert!(stdout.contains("semantic tier: on"), "{stdout}");
+            assert!(stdout.contains("30 of 30 memories have vectors"), "{stdout}");
         }
         ran += 1;
     }
     assert!(ran >= 4, "{ran} lines");
+}
+
+#[test]
+fn semantic_a_recall_makes_at_most_64_vectors_and_says_what_waits() {
+    let env = Env::with_project();
+    for i in 0..70 {
+        env.write(
+            &format!("facts/service-{i:02}.md"),
+            &format!("---\ntitle: Service {i}\nsummary: Service {i} listens on port {}\n---\nOwned by team {i}.\n", 8000 + i),
+        );
+    }
+    let (_, _, warned) =
+        recall(&env, model().to_str().unwrap(), "which port does the billing service use");
+    assert!(warned.contains("6 memories have no vector yet"), "{warned}");
+    let out = env.mem(["model", "status", "--json"]).env("MEM_MODEL", model()).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["roots"][0]["vector_count"], 64, "{status}");
+    let (_, _, quiet) =
+        recall(&env, model().to_str().unwrap(), "which port does the billing service use");
+    assert!(!quiet.contains("no vector yet"), "{quiet}");
 }
