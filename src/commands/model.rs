@@ -146,7 +146,7 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
         _ => Model::load(dir)?,
     };
     report.ready = true;
-    report.name = model_name(&model.dir);
+    report.name = Some(model.name.clone());
     report.model_id = Some(model.id.clone());
     report.bytes = Some(model.bytes);
     let roots = ctx.read_roots()?;
@@ -172,15 +172,6 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
         });
     }
     Ok(report)
-}
-
-#[cfg(feature = "semantic")]
-fn model_name(dir: &std::path::Path) -> Option<String> {
-    let text = std::fs::read(dir.join("config.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    let name = v.get("_name_or_path").and_then(|n| n.as_str()).filter(|n| !n.is_empty());
-    let name = name.map_or_else(|| dir.display().to_string(), str::to_string);
-    Some(name.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 impl crate::output::Report for Report {

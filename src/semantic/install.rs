@@ -191,6 +191,9 @@ fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
     if had {
         let _ = fs::remove_dir_all(&old);
     }
+    if model.name == staging.display().to_string() {
+        model.name = to.display().to_string();
+    }
     model.dir = to.to_path_buf();
     Ok(model)
 }

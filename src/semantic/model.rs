@@ -28,6 +28,8 @@ pub struct Model {
     pub id: String,
     /// The bytes of the folder's files.
     pub bytes: u64,
+    /// Its name: `_name_or_path` in `config.json`, on one line, else the folder.
+    pub name: String,
     tokenizer: Tokenizer,
     encoder: Encoder,
     prompts: Prompts,
@@ -126,10 +128,14 @@ impl Model {
         id = mix(id, weights_sum);
         id = mix(id, checksum(format!("{}\u{0}{}", prompts.query, prompts.passage).as_bytes()));
         let bytes = config_bytes.len() as u64 + tokenizer_bytes.len() as u64 + weights_len;
+        let name = config_value.get("_name_or_path").and_then(|n| n.as_str()).unwrap_or("");
+        let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+        let name = if name.is_empty() { dir.display().to_string() } else { name };
         let model = Model {
             dir: dir.to_path_buf(),
             id: format!("{id:016x}"),
             bytes,
+            name,
             tokenizer,
             encoder,
             prompts,

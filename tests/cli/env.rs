@@ -186,3 +186,10 @@ pub fn copy_dir(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// `PATH` with the `mem` under test first, as after `cargo install`.
+pub fn path_with_mem() -> std::ffi::OsString {
+    let dir = assert_cmd::cargo::cargo_bin("mem").parent().unwrap().to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
+}

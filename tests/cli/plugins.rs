@@ -6,20 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::env::Env;
+use crate::env::{Env, path_with_mem};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mem_dir() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("mem").parent().unwrap().to_path_buf()
-}
-
-/// `PATH` with the `mem` under test first, as after `cargo install`.
-fn path_with_mem() -> std::ffi::OsString {
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(mem_dir()).chain(std::env::split_paths(&rest))).unwrap()
 }
 
 fn installed(dir: &Path, what: &str) {

@@ -260,12 +260,7 @@ fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
     env.mem(["trust", "--yes"]).assert().success();
     // `mem` on PATH, as after `cargo install`; the shell runs each line as
     // written, pipes, redirections and comments included.
-    let bin = assert_cmd::cargo::cargo_bin("mem");
-    let path = std::env::join_paths(
-        std::iter::once(bin.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
+    let path = crate::env::path_with_mem();
     let mut ran = 0;
     for (lang, body) in blocks(&readme()) {
         if lang != "sh" {

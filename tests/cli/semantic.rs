@@ -333,12 +333,7 @@ fn semantic_the_readme_block_runs_as_written() {
     let env = Env::with_fixture("demo");
     let wheel = var("MEM_TEST_WHEEL");
     let wheels = format!("{}/", wheel.parent().unwrap().display());
-    let bin = assert_cmd::cargo::cargo_bin("mem");
-    let path = std::env::join_paths(
-        std::iter::once(bin.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
+    let path = crate::env::path_with_mem();
     let mut ran = 0;
     for line in block.lines().filter(|l| l.contains("mem ") && !l.starts_with("cargo ")) {
         let line = line.replace("/tmp/wheel/", &wheels);

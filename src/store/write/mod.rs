@@ -95,17 +95,7 @@ pub fn lock_file(root: &Path, target: &Path) -> Result<fs::File> {
 /// Write `contents` to `target` (which must lie under `root`) atomically.
 #[cfg(not(unix))]
 pub fn write_atomic(root: &Path, target: &Path, contents: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let parent = prepare(root, target)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mem-")
-        .suffix(".tmp")
-        .tempfile_in(&parent)
-        .map_err(|e| Error::io(&parent, e))?;
-    tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist(target).map_err(|e| Error::io(target, e.error))?;
-    Ok(())
+    stage_atomic(root, target, contents)?.commit()
 }
 
 /// A file written beside its place and not yet in it (see [`stage_atomic`]).
