@@ -275,7 +275,7 @@ fn library_ranker(
         let missing: Vec<&mem::model::memory::Memory> =
             all.iter().copied().filter(|m| known.get(m).is_none()).collect();
         known.fill(&s.model, &missing, usize::MAX);
-        known.save(&all);
+        known.save(&all).unwrap_or_else(|e| panic!("{e}"));
         known
     });
     #[cfg(not(feature = "semantic"))]

@@ -161,7 +161,18 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
             let missing: Vec<&crate::model::memory::Memory> =
                 memories.iter().copied().filter(|m| known.get(m).is_none()).collect();
             report.made_count += known.fill(&model, &missing, usize::MAX);
-            known.save(&memories);
+            if let Err(e) = known.save(&memories) {
+                // `embed` is for the vectors: not saving them fails it. An
+                // import has installed the model, and says what is missing.
+                let e = e.hint("make room on the disk (or make .cache a writable folder), then run `mem model embed`");
+                if matches!(args.action, Action::Embed) {
+                    return Err(e);
+                }
+                report.warnings.push(format!("vectors not saved: {e}"));
+                report.made_count = 0;
+                // What the file holds, not what this run made.
+                known = Known::load(&[*root], &model.id);
+            }
         }
         report.warnings.append(&mut known.warnings);
         report.warnings.extend(lib.problems.iter().map(ToString::to_string));

@@ -99,7 +99,9 @@ pub fn fuse(
     if !missing.is_empty() {
         known.fill(model, &missing, BUDGET);
         let memories: Vec<&Memory> = all.iter().map(|(_, m)| *m).collect();
-        known.save(&memories);
+        if let Err(e) = known.save(&memories) {
+            warnings.push(format!("vectors not saved: {e}"));
+        }
     }
     warnings.append(&mut known.warnings);
     let similar = match similar(model, &known, query, &eligible) {

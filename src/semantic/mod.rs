@@ -110,7 +110,10 @@ impl Known {
 
     /// Save the roots whose vectors changed, keeping only those of
     /// `current` memories, so the file does not grow with old versions.
-    pub fn save(&mut self, current: &[&Memory]) {
+    /// A root whose file cannot be written (a full disk) keeps its vectors
+    /// for this run; the error is returned after trying the others.
+    pub fn save(&mut self, current: &[&Memory]) -> crate::base::error::Result<()> {
+        let mut failed = Ok(());
         for (scope, dir, v, dirty) in &mut self.roots {
             if !*dirty {
                 continue;
@@ -119,10 +122,11 @@ impl Known {
                 current.iter().filter(|m| m.scope == *scope).map(|m| m.content).collect();
             v.by_key.retain(|k, _| keep.contains(k));
             if let Err(e) = v.save(dir) {
-                self.warnings.push(format!("vectors not saved: {e}"));
+                failed = Err(e);
             }
             *dirty = false;
         }
+        failed
     }
 
     /// How many of `memories` have a vector.

@@ -379,3 +379,22 @@ fn semantic_a_recall_makes_at_most_64_vectors_and_says_what_waits() {
         recall(&env, model().to_str().unwrap(), "which port does the billing service use");
     assert!(!quiet.contains("no vector yet"), "{quiet}");
 }
+
+#[test]
+fn semantic_embed_fails_when_its_vectors_cannot_be_written() {
+    let env = env_with_memories();
+    let cache = env.project().join(".cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    std::fs::write(&cache, "not a folder").unwrap();
+    let out = env.mem(["model", "embed"]).env("MEM_MODEL", model()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.lines().next().unwrap().contains(".cache"), "{stderr}");
+    let out = env.mem(["model", "status", "--json"]).env("MEM_MODEL", model()).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["roots"][0]["vector_count"], 0, "status tells what is saved: {status}");
+    // A recall still ranks by meaning with what it made, and says it kept nothing.
+    let (found, _, warned) = recall(&env, model().to_str().unwrap(), "容器因为内存不足被杀掉");
+    assert_eq!(found[0], "pitfalls/oom-killed-pods.md");
+    assert!(warned.contains("vectors not saved") && !warned.contains("no vector yet"), "{warned}");
+}
