@@ -113,10 +113,12 @@ impl Context {
             _ => Selection::Both,
         };
         let now_ms = match env::var("MEM_NOW") {
-            Ok(v) => v.trim().parse().map_err(|_| {
-                Error::input(format!("MEM_NOW=`{v}` is not a number"))
-                    .hint("set MEM_NOW to epoch milliseconds, e.g. 1791512156858, or unset it")
-            })?,
+            Ok(v) => v.trim().parse().ok().or_else(|| crate::base::time::parse_iso(&v)).ok_or_else(
+                || {
+                    Error::input(format!("MEM_NOW=`{v}` is not a time"))
+                        .hint("set MEM_NOW to epoch milliseconds or an ISO 8601 date, e.g. 2026-12-03T06:47:08Z, or unset it")
+                },
+            )?,
             Err(_) => epoch_ms(SystemTime::now()),
         };
         let color =

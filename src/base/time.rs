@@ -61,6 +61,176 @@ pub fn iso_second(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// `ms` as ISO 8601 in UTC to the millisecond, `2026-12-03T06:47:08.497Z`:
+/// how `mem` writes `created` and `updated` in a new memory.
+///
+/// ```
+/// assert_eq!(mem::base::time::iso_ms(1_796_280_428_497), "2026-12-03T06:47:08.497Z");
+/// ```
+pub fn iso_ms(ms: i64) -> String {
+    DateForm::default().format(ms)
+}
+
+/// `ms` as a file name part that sorts by time and reads as a date:
+/// ISO 8601 in UTC with `-` for `:` (which some file systems refuse),
+/// `2026-12-03T06-47-08.497Z`. Read back by [`parse_stamp`].
+///
+/// ```
+/// assert_eq!(mem::base::time::stamp(1_796_280_428_497), "2026-12-03T06-47-08.497Z");
+/// ```
+pub fn stamp(ms: i64) -> String {
+    iso_ms(ms).replace(':', "-")
+}
+
+/// The time of a file name part written by [`stamp`], or of the epoch
+/// milliseconds earlier versions wrote there.
+///
+/// ```
+/// use mem::base::time::{parse_stamp, stamp};
+/// assert_eq!(parse_stamp(&stamp(1_796_280_428_497)), Some(1_796_280_428_497));
+/// assert_eq!(parse_stamp("1796280428497"), Some(1_796_280_428_497));
+/// assert_eq!(parse_stamp("2026-12-03"), None);
+/// ```
+pub fn parse_stamp(s: &str) -> Option<i64> {
+    if !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().ok();
+    }
+    let b = s.as_bytes();
+    let shape = b.len() == 24 && b[10] == b'T' && b[13] == b'-' && b[16] == b'-' && b[23] == b'Z';
+    if !shape {
+        return None;
+    }
+    let mut iso = s.to_string();
+    iso.replace_range(13..14, ":");
+    iso.replace_range(16..17, ":");
+    parse_iso(&iso)
+}
+
+/// How a date in frontmatter is spelled, so that a rewrite keeps its form:
+/// epoch milliseconds, a date, or a date and time with its separator,
+/// precision and offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateForm {
+    /// `1796280428497`.
+    EpochMs,
+    /// `2026-12-03`.
+    Date,
+    /// `2026-12-03T06:47:08.497Z` and its variants.
+    DateTime {
+        /// `T` or a space between date and time.
+        sep: char,
+        /// Seconds are written.
+        seconds: bool,
+        /// Digits after the seconds (0 to 9).
+        fraction: u8,
+        /// How the offset is written.
+        zone: Zone,
+    },
+}
+
+/// The offset part of a date and time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    /// No offset: read as UTC.
+    None,
+    /// `Z`.
+    Utc,
+    /// `+08:00` (`colon`) or `+0800`, this many minutes east of UTC.
+    Offset { minutes: i32, colon: bool },
+}
+
+impl Default for DateForm {
+    /// ISO 8601 in UTC to the millisecond: the form of a new memory.
+    fn default() -> DateForm {
+        DateForm::DateTime { sep: 'T', seconds: true, fraction: 3, zone: Zone::Utc }
+    }
+}
+
+impl DateForm {
+    /// The form of a date as written, when it is one `mem` reads.
+    ///
+    /// ```
+    /// use mem::base::time::DateForm;
+    /// let form = DateForm::of("2026-03-01 10:20+08:00").unwrap();
+    /// assert_eq!(form.format(1_796_280_428_497), "2026-12-03 14:47+08:00");
+    /// assert_eq!(DateForm::of("1796280428497"), Some(DateForm::EpochMs));
+    /// assert_eq!(DateForm::of("soon"), None);
+    /// ```
+    pub fn of(s: &str) -> Option<DateForm> {
+        let s = s.trim();
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            return (!s.is_empty()).then_some(DateForm::EpochMs);
+        }
+        parse_iso(s)?;
+        if s.len() == 10 {
+            return Some(DateForm::Date);
+        }
+        let sep = s[10..].chars().next()?;
+        let time = &s[11..];
+        let (clock, zone) = if let Some(c) = time.strip_suffix(['Z', 'z']) {
+            (c, Zone::Utc)
+        } else if let Some(pos) = time.rfind(['+', '-']) {
+            let (c, off) = time.split_at(pos);
+            let digits = off[1..].replace(':', "");
+            let hours: i32 = digits.get(..2)?.parse().ok()?;
+            let mins: i32 =
+                digits.get(2..).filter(|m| !m.is_empty()).map_or(Some(0), |m| m.parse().ok())?;
+            let minutes = (hours * 60 + mins) * if off.starts_with('-') { -1 } else { 1 };
+            (c.trim_end(), Zone::Offset { minutes, colon: off.contains(':') })
+        } else {
+            (time, Zone::None)
+        };
+        let mut parts = clock.split(':');
+        let (_, _, sec) = (parts.next(), parts.next(), parts.next());
+        let fraction = sec.and_then(|s| s.split_once('.')).map_or(0, |(_, f)| f.len().min(9) as u8);
+        Some(DateForm::DateTime { sep, seconds: sec.is_some(), fraction, zone })
+    }
+
+    /// `ms` written in this form (the date or time shown in its offset).
+    pub fn format(&self, ms: i64) -> String {
+        let DateForm::DateTime { sep, seconds, fraction, zone } = *self else {
+            return match self {
+                DateForm::EpochMs => ms.to_string(),
+                _ => {
+                    let (y, m, d) = civil_from_days(ms.div_euclid(DAY_MS));
+                    format!("{y:04}-{m:02}-{d:02}")
+                }
+            };
+        };
+        let shift = match zone {
+            Zone::Offset { minutes, .. } => i64::from(minutes) * 60_000,
+            _ => 0,
+        };
+        let local = ms.saturating_add(shift);
+        let (days, rest) = (local.div_euclid(DAY_MS), local.rem_euclid(DAY_MS));
+        let (y, m, d) = civil_from_days(days);
+        let s = rest / 1000;
+        let mut out = format!("{y:04}-{m:02}-{d:02}{sep}{:02}:{:02}", s / 3600, s / 60 % 60);
+        if seconds {
+            out.push_str(&format!(":{:02}", s % 60));
+            if fraction > 0 {
+                let nanos = format!("{:03}000000", rest % 1000);
+                out.push('.');
+                out.push_str(&nanos[..usize::from(fraction)]);
+            }
+        }
+        match zone {
+            Zone::None => {}
+            Zone::Utc => out.push('Z'),
+            Zone::Offset { minutes, colon } => {
+                let sign = if minutes < 0 { '-' } else { '+' };
+                let (h, m) = (minutes.abs() / 60, minutes.abs() % 60);
+                out.push_str(&if colon {
+                    format!("{sign}{h:02}:{m:02}")
+                } else {
+                    format!("{sign}{h:02}{m:02}")
+                });
+            }
+        }
+        out
+    }
+}
+
 /// Epoch milliseconds as the local date and time, to the minute
 /// (`2026-12-01 14:37`): the time zone is the system's (see
 /// [`crate::base::zone`]).
@@ -101,7 +271,8 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// Parse an ISO 8601 date or date-time into epoch milliseconds.
 ///
 /// Accepts `2026-03-01`, `2026-03-01T10:20`, `2026-03-01 10:20:30.5Z`,
-/// `2026-03-01T10:20:30+08:00`. A date-time without offset is read as UTC.
+/// `2026-03-01T10:20:30+08:00` (also `+0800` and `+08`). A date-time
+/// without offset is read as UTC.
 ///
 /// ```
 /// assert_eq!(mem::base::time::parse_iso("1970-01-02"), Some(86_400_000));
@@ -132,11 +303,11 @@ fn parse_time(s: &str) -> Option<i64> {
         let (c, off) = s.split_at(pos);
         let sign = if off.starts_with('-') { -1 } else { 1 };
         let off = off[1..].replace(':', "");
-        if off.len() != 4 {
+        if off.len() != 4 && off.len() != 2 {
             return None;
         }
         let h: i64 = num(&off[..2], 2)?;
-        let m: i64 = num(&off[2..], 2)?;
+        let m: i64 = if off.len() == 4 { num(&off[2..], 2)? } else { 0 };
         (c.trim_end(), sign * (h * 60 + m) * 60_000)
     } else {
         (s, 0)
@@ -232,6 +403,51 @@ mod tests {
             "１９７０-01-01",
         ] {
             assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn each_form_writes_back_as_it_reads() {
+        let ms = 1_796_280_428_497;
+        for (written, now) in [
+            ("1791512156858", "1796280428497"),
+            ("2026-11-30", "2026-12-03"),
+            ("2026-11-30T08:00:00Z", "2026-12-03T06:47:08Z"),
+            ("2026-11-30T08:00:00.250Z", "2026-12-03T06:47:08.497Z"),
+            ("2026-11-30 08:00", "2026-12-03 06:47"),
+            ("2026-11-30t08:00:00.5z", "2026-12-03t06:47:08.4Z"),
+            ("2026-11-30T08:00:00+08:00", "2026-12-03T14:47:08+08:00"),
+            ("2026-11-30T08:00:00-0530", "2026-12-03T01:17:08-0530"),
+            ("2026-11-30T08:00:00+08", "2026-12-03T14:47:08+0800"),
+            ("2026-11-30T08:00:00.123456", "2026-12-03T06:47:08.497000"),
+        ] {
+            let form = DateForm::of(written).unwrap_or_else(|| panic!("{written}"));
+            assert_eq!(form.format(ms), now, "{written}");
+            // What is written reads back as the time it says (to its precision).
+            let back = parse_iso(now).or_else(|| now.parse().ok()).unwrap();
+            assert!((ms - back).abs() < DAY_MS, "{now}");
+            assert_eq!(DateForm::of(now), Some(form), "{now}");
+        }
+        assert_eq!(DateForm::of("yesterday"), None);
+        assert_eq!(DateForm::of(""), None);
+        assert_eq!(iso_ms(ms), "2026-12-03T06:47:08.497Z");
+        assert_eq!(parse_iso(&iso_ms(ms)), Some(ms));
+    }
+
+    #[test]
+    fn stamps_sort_by_time_and_read_back() {
+        let times = [0, 999, 1_000, 86_399_999, 1_796_280_428_497, 253_402_300_799_999];
+        let stamps: Vec<String> = times.iter().map(|&t| stamp(t)).collect();
+        let mut sorted = stamps.clone();
+        sorted.sort();
+        assert_eq!(sorted, stamps);
+        for (t, s) in times.iter().zip(&stamps) {
+            assert_eq!(parse_stamp(s), Some(*t), "{s}");
+        }
+        for bad in
+            ["", "2026-12-03T06:47:08.497Z", "2026-12-03T06-47-08.497", "x".repeat(24).as_str()]
+        {
+            assert_eq!(parse_stamp(bad), None, "{bad}");
         }
     }
 

@@ -81,7 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         );
     };
     if args.dry_run {
-        let to = trash_dir(&root.dir, &rel).join(format!("{}.{}.md", rel.slug, ctx.now_ms));
+        let to = crate::store::write::trash_file(&root.dir, &rel, ctx.now_ms);
         let (action, path, scope) = ("would forget", rel.file(), root.scope);
         return Ok(Report { action, path, scope, from, to, compiled: vec![], warnings: vec![] });
     }

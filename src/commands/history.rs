@@ -11,7 +11,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::history_dir;
+use crate::store::write::{history_dir, version_name};
 
 /// List the saved versions of a memory (written by `mem remember` before each update).
 #[derive(Debug, clap::Args)]
@@ -31,6 +31,9 @@ pub struct Args {
 pub struct Version {
     /// The `updated` time of that version, epoch ms.
     pub updated: i64,
+    /// The order of versions saved under the same time (1, 2, …).
+    #[serde(skip)]
+    pub number: u32,
     pub age: String,
     pub file: PathBuf,
     pub bytes: u64,
@@ -57,7 +60,7 @@ pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
         let Ok(entries) = fs::read_dir(&dir) else { continue };
         for entry in entries.filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(updated) = version_name(&name) else { continue };
+            let Some((updated, n)) = version_name(&name) else { continue };
             // A regular file only: a folder or a link by that name is no version.
             let Ok(kind) = entry.file_type() else { continue };
             if !kind.is_file() {
@@ -65,19 +68,16 @@ pub fn versions(ctx: &Context, rel: &RelPath) -> Result<Vec<(Scope, Version)>> {
             }
             let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
             let age = relative_age(updated, ctx.now_ms, ctx.lang);
-            out.push((root.scope, Version { updated, age, file: entry.path(), bytes }));
+            out.push((root.scope, Version { updated, number: n, age, file: entry.path(), bytes }));
         }
     }
-    out.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then_with(|| b.1.file.cmp(&a.1.file)));
+    // Two versions saved under one time are numbered in the order they were saved.
+    out.sort_by(|a, b| {
+        (b.1.updated, b.1.number)
+            .cmp(&(a.1.updated, a.1.number))
+            .then_with(|| b.1.file.cmp(&a.1.file))
+    });
     Ok(out)
-}
-
-/// The `updated` of a saved version's file name, `<ms>.md` or `<ms>-<n>.md`.
-fn version_name(name: &str) -> Option<i64> {
-    let stem = name.strip_suffix(".md")?;
-    let (ms, n) = stem.split_once('-').unwrap_or((stem, "1"));
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (digits(ms) && digits(n)).then(|| ms.parse().ok()).flatten()
 }
 
 /// List the versions.

@@ -96,6 +96,8 @@ pub struct Detail {
     pub history: Vec<Version>,
     /// A global memory at the same path, hidden by this one.
     pub shadows: Option<PathBuf>,
+    /// The draft an edit of this memory kept because it could not be saved.
+    pub draft: Option<PathBuf>,
     /// Recall hits from the root's `.state.json`.
     pub hits: Hits,
     #[serde(skip)]
@@ -180,6 +182,15 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
             skipped: true,
             target: None,
         }));
+        problems.extend(crate::store::write::drafts(&root.dir).into_iter().map(|(rel, path)| Problem {
+            path,
+            line: None,
+            message: format!(
+                "draft of {rel} kept by an edit that could not be saved: `mem edit {rel}` goes on with it, `mem edit {rel} --discard` drops it"
+            ),
+            skipped: true,
+            target: None,
+        }));
     }
     Overview { roots, shadowed, problems, notes: Vec::new() }
 }
@@ -218,7 +229,10 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
         versions(ctx, rel)?.into_iter().filter(|v| v.0 == memory.scope).map(|v| v.1).collect();
     let shadows =
         tree.shadowed.iter().find(|m| &m.path == rel).map(|_| rel.under(&ctx.roots.global.dir));
+    let draft = crate::store::write::draft_path(&root.dir, rel);
+    let draft = draft.symlink_metadata().is_ok_and(|m| m.is_file()).then_some(draft);
     Ok(Detail {
+        draft,
         memory: memory.clone(),
         file,
         frontmatter: doc.meta,
@@ -316,6 +330,16 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("supersedes", links(&d.supersedes));
     row("superseded_by", links(&d.superseded_by));
     row("shadows", d.shadows.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+    if let Some(draft) = &d.draft {
+        row(
+            "draft",
+            format!(
+                "{} (an edit that could not be saved: `mem edit {}` goes on with it)",
+                draft.display(),
+                m.file()
+            ),
+        );
+    }
     if d.hits.count > 0 {
         row("hits", format!("{} (last {})", d.hits.count, d.clock.when(d.hits.last)));
     }

@@ -139,6 +139,14 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: "shorten them, move detail out of rules/, or unpin some".into(),
         });
     }
+    for (rel, draft) in crate::store::write::drafts(&root.dir) {
+        out.push(Finding {
+            file: draft,
+            line: None,
+            problem: format!("an edit of {rel} could not be saved; the text typed is kept here"),
+            fix: format!("run `mem edit {rel}` to go on with it, or `mem edit {rel} --discard`"),
+        });
+    }
     let max = max_entries();
     if read.len() > max {
         out.push(Finding {

@@ -10,6 +10,12 @@ use tempfile::TempDir;
 /// 2026-11-30T00:00:00Z
 pub const NOW: i64 = 1_795_996_800_000;
 
+/// [`NOW`] as a new memory's `created` and `updated` say it.
+pub const NOW_ISO: &str = "2026-11-30T00:00:00.000Z";
+
+/// [`NOW`] as history and trash file names say it.
+pub const NOW_STAMP: &str = "2026-11-30T00-00-00.000Z";
+
 pub struct Env {
     pub tmp: TempDir,
 }

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::env::{Env, NOW};
+use crate::env::{Env, NOW, NOW_ISO, NOW_STAMP};
 
 #[test]
 fn init_creates_root_categories_and_gitignore() {
@@ -63,7 +63,7 @@ fn remember_creates_a_memory_with_frontmatter() {
     .stdout(predicates::str::contains("created project rules/deploy-pnpm.md"));
     let text = env.read("rules/deploy-pnpm.md");
     let expected = format!(
-        "---\nid: rules/deploy-pnpm.md\nhighlight: pnpm only\ncreated: {NOW}\nupdated: {NOW}\n\
+        "---\nid: rules/deploy-pnpm.md\nhighlight: pnpm only\ncreated: {NOW_ISO}\nupdated: {NOW_ISO}\n\
          load_when:\n- 部署\n- deploy script\npinned: true\ntags:\n- deploy\n- ci\n---\n\
          # 部署\n\n部署脚本用 pnpm 而不是 npm\n"
     );
@@ -102,7 +102,7 @@ fn update_keeps_created_unknown_keys_and_body_and_saves_history() {
              summary: Node 22 everywhere\n---\nBody line one\r\n---\r\ntrailing  spaces  \n"
         )
     );
-    let saved = env.project().join(".history/facts/node/2000.md");
+    let saved = env.project().join(".history/facts/node/1970-01-01T00-00-02.000Z.md");
     assert_eq!(fs::read_to_string(saved).unwrap(), original);
     let history = env.json(["history", "facts/node"]);
     assert_eq!(history["versions"][0]["updated"], 2000);
@@ -153,7 +153,7 @@ fn forget_moves_to_trash_and_restore_brings_it_back() {
     let text = env.read("facts/a.md");
     env.mem(["forget", "facts/a"]).assert().success();
     assert!(!env.project().join("facts/a.md").exists());
-    let trashed = env.project().join(format!(".trash/facts/a.{NOW}.md"));
+    let trashed = env.project().join(format!(".trash/facts/a.{NOW_STAMP}.md"));
     assert_eq!(fs::read_to_string(&trashed).unwrap(), text);
     assert_eq!(env.json(["list"])["memories"].as_array().unwrap().len(), 0);
     env.mem(["restore", "facts/a"]).assert().success();

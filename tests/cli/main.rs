@@ -4,6 +4,7 @@ mod cache;
 mod compile;
 mod concurrency;
 mod context;
+mod editing;
 mod env;
 mod errors;
 mod files;

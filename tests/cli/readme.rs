@@ -294,3 +294,47 @@ fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
     }
     assert!(ran >= 35, "{ran} lines");
 }
+
+/// The block that shows `mem edit` recovering from a slip runs as written,
+/// each line ending with the exit code its comment names (0 otherwise),
+/// and leaves the memory with the text typed before the slip was fixed.
+#[test]
+fn the_edit_recovery_block_runs_as_written() {
+    let env = Env::new();
+    let block = blocks(&readme())
+        .into_iter()
+        .find(|(lang, _)| lang == "sh edit")
+        .map(|(_, body)| body)
+        .expect("the `sh edit` block");
+    let path = crate::env::path_with_mem();
+    let mut ran = 0;
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let comment = line.split_once(" # ").map(|(_, c)| c).unwrap_or_default();
+        let want = comment
+            .split_once("exit ")
+            .and_then(|(_, rest)| rest.chars().next()?.to_digit(10))
+            .map_or(0, |d| d as i32);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(env.work())
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", env.tmp.path().join("home"))
+            .env("MEM_GLOBAL_DIR", env.global())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "README line: {line}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 5, "{ran} lines");
+    let text = env.read("decisions/orm.md");
+    assert!(text.contains("Drizzle for the ORM layer in March."), "{text}");
+    assert!(!env.project().join("decisions/.orm.draft.md").exists());
+}

@@ -7,7 +7,7 @@ use yaml_serde::Value;
 
 use crate::base::error::{Error, Result};
 use crate::model::frontmatter::Document;
-use crate::model::memory::date_ms;
+use crate::model::memory::{date_ms, date_value};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::settings::Context;
@@ -75,8 +75,8 @@ pub(super) fn draft_create(
     let mut doc = Document::new(body.unwrap_or_default());
     doc.set("id", rel.file());
     apply_lines(&mut doc, args);
-    doc.set("created", ctx.now_ms);
-    doc.set("updated", ctx.now_ms);
+    doc.set("created", date_value(None, ctx.now_ms));
+    doc.set("updated", date_value(None, ctx.now_ms));
     apply_lists(&mut doc, args);
     Ok(doc)
 }
@@ -99,10 +99,13 @@ pub(super) fn draft_update(
         return None;
     }
     let previous = previous_updated(before, file);
+    // Written as the file already writes it: epoch ms stay epoch ms, an
+    // ISO date keeps its precision and offset.
+    let form = before.meta.get("updated").or_else(|| before.meta.get("created"));
     if !doc.meta.contains_key("created") {
-        doc.set("created", previous);
+        doc.set("created", date_value(form, previous));
     }
-    doc.set("updated", ctx.now_ms.max(previous));
+    doc.set("updated", date_value(form, ctx.now_ms.max(previous)));
     Some(doc)
 }
 

@@ -255,3 +255,21 @@ mod tests {
         assert_eq!(doc.render(), "---\nsummary: 部署脚本用 pnpm\n---\nx\n");
     }
 }
+
+#[cfg(test)]
+mod date_tests {
+    use super::Document;
+
+    #[test]
+    fn an_iso_date_is_written_plain_and_reads_back_as_a_string() {
+        let mut doc = Document::new("body\n".into());
+        doc.set("created", "2026-12-03T06:47:08.497Z");
+        doc.set("updated", "2026-12-03");
+        let text = doc.render();
+        assert_eq!(
+            text,
+            "---\ncreated: 2026-12-03T06:47:08.497Z\nupdated: 2026-12-03\n---\nbody\n"
+        );
+        assert_eq!(Document::parse(&text).unwrap(), doc);
+    }
+}

@@ -8,7 +8,7 @@ use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde::Serialize;
 use yaml_serde::Value;
 
-use crate::base::time::parse_iso;
+use crate::base::time::{DateForm, iso_ms, parse_iso};
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
@@ -138,6 +138,28 @@ pub fn date_ms(v: &Value) -> Option<i64> {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
         Value::String(s) => s.trim().parse().ok().or_else(|| parse_iso(s)),
         _ => None,
+    }
+}
+
+/// `ms` as a date value written the way `previous` is: epoch milliseconds
+/// stay a number, a hand-written ISO date or date-time keeps its precision
+/// and offset; a new one is ISO 8601 in UTC to the millisecond.
+///
+/// ```
+/// use mem::model::memory::date_value;
+/// let ms = 1_796_280_428_497;
+/// assert_eq!(date_value(None, ms), "2026-12-03T06:47:08.497Z".into());
+/// assert_eq!(date_value(Some(&5.into()), ms), ms.into());
+/// assert_eq!(date_value(Some(&"2026-01-02".into()), ms), "2026-12-03".into());
+/// ```
+pub fn date_value(previous: Option<&Value>, ms: i64) -> Value {
+    match previous {
+        Some(Value::Number(_)) => Value::from(ms),
+        Some(Value::String(s)) => match DateForm::of(s) {
+            Some(form) => Value::String(form.format(ms)),
+            None => Value::String(iso_ms(ms)),
+        },
+        _ => Value::String(iso_ms(ms)),
     }
 }
 

@@ -16,6 +16,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use crate::base::error::{Error, Result};
+use crate::base::time;
 use crate::model::relpath::RelPath;
 use crate::store::files::{self, Links, MAX_FILE_BYTES};
 
@@ -247,17 +248,47 @@ fn outside(target: &Path) -> Error {
     Error::input(format!("refusing to write {}: it is outside the memory root", target.display()))
 }
 
+/// `<root>/<category>/.<slug>.draft.md`: the draft `mem edit` keeps when
+/// what was typed cannot be saved yet.
+pub fn draft_path(root: &Path, rel: &RelPath) -> PathBuf {
+    root.join(&rel.category).join(format!(".{}.draft.md", rel.slug))
+}
+
+/// The drafts kept in `root`'s category folders (regular files only), by path.
+pub fn drafts(root: &Path) -> Vec<(RelPath, PathBuf)> {
+    let mut out = Vec::new();
+    for folder in fs::read_dir(root).into_iter().flatten().flatten() {
+        let category = folder.file_name().to_string_lossy().into_owned();
+        if category.starts_with('.') || !folder.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        for entry in fs::read_dir(folder.path()).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(slug) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".draft.md"))
+            else {
+                continue;
+            };
+            let Ok(rel) = RelPath::parse(&format!("{category}/{slug}")) else { continue };
+            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                out.push((rel, entry.path()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `<root>/.history/<category>/<slug>/`: saved versions of one memory.
 pub fn history_dir(root: &Path, rel: &RelPath) -> PathBuf {
     root.join(".history").join(&rel.category).join(&rel.slug)
 }
 
-/// `<root>/.trash/<category>/`: forgotten memories, as `<slug>.<ms>.md`.
+/// `<root>/.trash/<category>/`: forgotten memories, as `<slug>.<time>.md`.
 pub fn trash_dir(root: &Path, rel: &RelPath) -> PathBuf {
     root.join(".trash").join(&rel.category)
 }
 
-/// One trashed copy: `<slug>.<ms>.md` in a trash folder.
+/// One trashed copy: `<slug>.<time>.md` in a trash folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trashed {
     pub slug: String,
@@ -266,8 +297,29 @@ pub struct Trashed {
     pub path: PathBuf,
 }
 
+/// Where `rel` goes in the trash when trashed at `ms`.
+pub fn trash_file(root: &Path, rel: &RelPath, ms: i64) -> PathBuf {
+    trash_dir(root, rel).join(format!("{}.{}.md", rel.slug, time::stamp(ms)))
+}
+
+/// The slug and time of a trashed copy's name: `<slug>.<stamp>.md`
+/// (`deploy.2026-12-03T06-47-08.497Z.md`), or `<slug>.<ms>.md` as earlier
+/// versions named it.
+fn trashed_name(name: &str) -> Option<(&str, i64)> {
+    let stem = name.strip_suffix(".md")?;
+    let at = stem.len().checked_sub(25).filter(|&at| stem.is_char_boundary(at));
+    if let Some(at) = at
+        && stem[at..].starts_with('.')
+        && let Some(ms) = time::parse_stamp(&stem[at + 1..])
+    {
+        return Some((&stem[..at], ms));
+    }
+    let (slug, ms) = stem.rsplit_once('.')?;
+    Some((slug, ms.bytes().all(|b| b.is_ascii_digit()).then(|| ms.parse().ok())??))
+}
+
 /// The trashed copies in `dir` (a `.trash/<category>/` folder): regular
-/// files named `<slug>.<ms>.md` only. A link, a FIFO or a folder is never a
+/// files named `<slug>.<time>.md` only. A link, a FIFO or a folder is never a
 /// copy, and a linked `dir` holds none.
 pub fn trashed_in(dir: &Path) -> Vec<Trashed> {
     if !dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
@@ -279,38 +331,51 @@ pub fn trashed_in(dir: &Path) -> Vec<Trashed> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let (slug, ms) = name.strip_suffix(".md")?.rsplit_once('.')?;
-            Some(Trashed { slug: slug.to_string(), at_ms: ms.parse().ok()?, path: e.path() })
+            let (slug, at_ms) = trashed_name(&name)?;
+            Some(Trashed { slug: slug.to_string(), at_ms, path: e.path() })
         })
         .collect()
 }
 
-/// Move a memory file to `.trash/<category>/<slug>.<ms>.md` (the first free
-/// `ms` from `now_ms` on); returns where it went.
+/// Move a memory file to `.trash/<category>/<slug>.<time>.md` (the first
+/// free millisecond from `now_ms` on); returns where it went.
 pub fn trash(root: &Path, rel: &RelPath, now_ms: i64) -> Result<PathBuf> {
-    let dir = trash_dir(root, rel);
     let mut ms = now_ms;
-    let mut to = dir.join(format!("{}.{ms}.md", rel.slug));
+    let mut to = trash_file(root, rel, ms);
     while to.symlink_metadata().is_ok() {
         ms += 1;
-        to = dir.join(format!("{}.{ms}.md", rel.slug));
+        to = trash_file(root, rel, ms);
     }
     move_file(root, &rel.under(root), &to)?;
     Ok(to)
 }
 
+/// The time and number of a saved version's file name:
+/// `<stamp>.md` or `<stamp>-<n>.md` (`2026-12-03T06-47-08.497Z-2.md`), or
+/// `<ms>.md` / `<ms>-<n>.md` as earlier versions named them.
+pub fn version_name(name: &str) -> Option<(i64, u32)> {
+    let stem = name.strip_suffix(".md")?;
+    let numbered = stem
+        .rsplit_once('-')
+        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|(t, n)| Some((time::parse_stamp(t)?, n.parse().ok()?)));
+    numbered.or_else(|| Some((time::parse_stamp(stem)?, 1)))
+}
+
 /// Save `text`, the version of `rel` last updated at `updated_ms`, under
-/// `.history/` before it is replaced. Returns the saved file.
+/// `.history/` before it is replaced, named by that time
+/// ([`time::stamp`]); returns the saved file.
 pub fn save_history(root: &Path, rel: &RelPath, updated_ms: i64, text: &[u8]) -> Result<PathBuf> {
     let dir = history_dir(root, rel);
-    let mut target = dir.join(format!("{updated_ms}.md"));
+    let stamp = time::stamp(updated_ms);
+    let mut target = dir.join(format!("{stamp}.md"));
     let mut n = 1;
     while target.symlink_metadata().is_ok() {
         if files::read(root, &target, Links::Never, MAX_FILE_BYTES).is_ok_and(|e| e == text) {
             return Ok(target);
         }
         n += 1;
-        target = dir.join(format!("{updated_ms}-{n}.md"));
+        target = dir.join(format!("{stamp}-{n}.md"));
     }
     write_atomic(root, &target, text)?;
     Ok(target)
