@@ -22,6 +22,7 @@ mod roots;
 mod security;
 mod semantic;
 mod session;
+mod tools;
 mod vocabulary;
 
 /// A test file that is not declared above would silently never run.
