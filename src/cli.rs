@@ -8,9 +8,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::base::error::Result;
 use crate::commands::{
-    clean, compile, completions, context, edit, export, forget, history, hook, import, init,
-    inspect, lint, list, mcp, merge_driver, model, prompt, recall, remember, rename, stats, trash,
-    trust,
+    clean, compile, completions, context, doctor, edit, export, forget, history, hook, import,
+    init, inspect, lint, list, mcp, merge_driver, model, prompt, recall, remember, rename, setup,
+    stats, trash, trust,
 };
 use crate::output::emit;
 use crate::settings::Context;
@@ -99,6 +99,8 @@ pub enum Command {
     Export(export::Args),
     Import(import::Args),
     Model(model::Args),
+    Setup(setup::Args),
+    Doctor(doctor::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
     #[command(hide = true)]
@@ -149,6 +151,8 @@ impl Command {
             Command::Compile(_) => "compile",
             Command::Hook(_) => "hook",
             Command::Model(_) => "model",
+            Command::Setup(_) => "setup",
+            Command::Doctor(_) => "doctor",
             Command::Init(_) => "init",
             Command::Stats(_) => "stats",
             Command::Lint(_) => "lint",
@@ -180,6 +184,8 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
         Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
         Command::Model(args) => emit(&ctx, &model::run(&ctx, args)?),
+        Command::Setup(args) => emit(&ctx, &setup::run(&ctx, args)?),
+        Command::Doctor(args) => emit(&ctx, &doctor::run(&ctx, args)?),
         Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
         Command::Context(args) => {
             let report = context::run(&ctx, args)?;

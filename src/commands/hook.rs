@@ -13,7 +13,7 @@ use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::write_atomic;
 
-const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
+pub(crate) const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
 const BEGIN: &str = "# >>> mem: generated memory files >>>";
 const END: &str = "# <<< mem <<<";
 

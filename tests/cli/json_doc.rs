@@ -150,7 +150,7 @@ fn every_command_in_docs_json_md_writes_the_names_it_shows() {
     for name in [
         "recall", "list", "inspect", "stats", "context", "prompt", "remember", "history", "edit",
         "forget", "trash", "restore", "rename", "lint", "compile", "clean", "export", "import",
-        "init", "trust", "untrust", "hook", "model", "error",
+        "init", "trust", "untrust", "hook", "model", "setup", "doctor", "error",
     ] {
         let schema = if name == "export" { "mem-export/1".into() } else { format!("mem-{name}/1") };
         assert!(commands.contains(&schema), "docs/json.md shows no `{name}`: {commands:?}");

@@ -22,6 +22,7 @@ mod roots;
 mod security;
 mod semantic;
 mod session;
+mod setup;
 mod tools;
 mod vocabulary;
 

@@ -109,6 +109,44 @@ def claude_code(mem, repo):
         s.close()
 
 
+def claude_code_setup(mem, repo):
+    """`mem setup claude-code` alone connects Claude Code: no file written by hand."""
+    s = Setup(mem, repo, "claude-setup")
+    try:
+        s.run(["mem", "setup", "claude-code"])
+        model = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{s.port}", "ANTHROPIC_API_KEY": "sk-stand-in"}
+        s.run([str(s.bin / "claude"), "-p", PROMPT], model)
+        first = [r for r in s.requests() if r["path"].startswith("/v1/messages") and PROMPT in text_of(r["body"])]
+        check(first, f"no request carried the prompt: {[r['path'] for r in s.requests()]}")
+        body = text_of(first[0]["body"])
+        check(HARD_RULE in body, "after `mem setup claude-code` the hard rules are not in the request")
+        check(BEST_MATCH in body, "after `mem setup claude-code` the prompt's best match is not in the request")
+        print(f"claude code after `mem setup claude-code`: hard rules and {BEST_MATCH} in the request")
+    finally:
+        s.close()
+
+
+def opencode_setup(mem, repo):
+    """`mem setup opencode` alone connects OpenCode (opencode.json names only
+    the stand-in model; mem merges its MCP server into it)."""
+    s = Setup(mem, repo, "opencode-setup")
+    try:
+        write_opencode_config(s)
+        s.run(["mem", "setup", "opencode"])
+        config = json.loads((s.work / "opencode.json").read_text())
+        check("standin" in config["provider"] and "mem" in config["mcp"], f"opencode.json: {config}")
+        s.run([str(s.bin / "opencode"), "run", PROMPT])
+        asked = [r for r in s.requests() if r["path"].endswith("/chat/completions")
+                 and PROMPT in text_of(r["body"]["messages"][-1])]
+        check(asked, "no request carried the prompt")
+        systems = [m for m in asked[-1]["body"]["messages"] if m["role"] == "system"]
+        check(len(systems) == 1 and HARD_RULE in text_of(systems[0]) and BEST_MATCH in text_of(systems[0]),
+              "after `mem setup opencode` the block and the match are not in the one system message")
+        print(f"opencode after `mem setup opencode`: one system message with the hard rules and {BEST_MATCH}")
+    finally:
+        s.close()
+
+
 def write_opencode_config(s, plugins=None):
     """opencode.json: the stand-in model server as its one provider, and `plugins`."""
     config = {
@@ -223,6 +261,8 @@ def main():
         claude_code(mem, repo)
         opencode(mem, repo)
         opencode_package(mem, repo)
+        claude_code_setup(mem, repo)
+        opencode_setup(mem, repo)
     except Failure as e:
         sys.exit(f"FAIL: {e}")
     print("ok: the agent hosts passed")
