@@ -166,6 +166,11 @@ pub fn columns(c: char) -> usize {
     }
 }
 
+/// Display columns of `text`: CJK and full-width forms take two.
+pub fn display_width(text: &str) -> usize {
+    text.chars().map(columns).sum()
+}
+
 /// The units a line may break between: a run of Latin text (`--max-old-space-size`
 /// stays whole), one CJK character, or a run of spaces.
 fn units(text: &str) -> Vec<&str> {
@@ -196,15 +201,14 @@ pub fn wrap(text: &str, width: Option<usize>, max_lines: usize) -> Vec<String> {
     let Some(width) = width else {
         return if text.is_empty() { Vec::new() } else { vec![text.to_string()] };
     };
+    let width = width.max(2);
     let mut lines = vec![String::new()];
     let mut used = 0;
     for unit in units(text) {
         let w: usize = unit.chars().map(columns).sum();
         if used + w > width && used > 0 {
             if lines.len() == max_lines {
-                let last = lines.last_mut().expect("one line");
-                last.truncate(last.trim_end().len());
-                last.push('…');
+                cut(lines.last_mut().expect("one line"), width);
                 return lines;
             }
             let last = lines.last_mut().expect("one line");
@@ -218,13 +222,52 @@ pub fn wrap(text: &str, width: Option<usize>, max_lines: usize) -> Vec<String> {
         lines.last_mut().expect("one line").push_str(unit);
         used += w;
     }
+    // A unit wider than a line (a long flag, a URL) stays whole on a line
+    // of its own, except on the last line there is room for: cut there.
+    if lines.len() == max_lines
+        && let Some(last) = lines.last_mut().filter(|l| display_width(l) > width)
+    {
+        cut(last, width);
+    }
     lines.retain(|l| !l.is_empty());
     lines
+}
+
+/// `line` cut to end in `…` within `width` columns.
+fn cut(line: &mut String, width: usize) {
+    line.truncate(line.trim_end().len());
+    while display_width(line) + 1 > width {
+        line.pop();
+    }
+    line.truncate(line.trim_end().len());
+    line.push('…');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapped_lines_never_pass_the_width() {
+        let texts = [
+            "We sign sessions with Ed25519 keys kept in the vault, rotated every 90 days.",
+            "部署脚本用 pnpm 而不是 npm。npm 会生成不同的 lockfile 并装出不同版本",
+            "see https://example.com/a/very/long/path/that/does/not/fit/on/one/line/at/all",
+        ];
+        for text in texts {
+            for width in 2..40 {
+                // Only a unit wider than a line may pass it, and never on
+                // the last line.
+                let lines = wrap(text, Some(width), 2);
+                let last = lines.last().unwrap();
+                assert!(display_width(last) <= width, "{width}: {last}");
+                for line in wrap(text, Some(width), 1) {
+                    assert!(display_width(&line) <= width, "{width}: {line}");
+                }
+            }
+        }
+        assert_eq!(wrap("abc def", Some(5), 1), ["abc…"]);
+    }
 
     #[test]
     fn a_field_stays_on_its_line() {

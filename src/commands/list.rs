@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use crate::base::error::{Error, Result};
-use crate::base::text::flat;
+use crate::base::text::{display_width, flat, wrap};
 use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
@@ -17,7 +17,7 @@ use crate::store::state::{self, Hits};
 /// List memories.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem list\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer\n  mem list --sort hits -n 10          the most recalled"
+    after_help = "Examples:\n  mem list\n  mem list --long              each memory whole: summary, date, tags, triggers\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer\n  mem list --sort hits -n 10          the most recalled"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -28,6 +28,10 @@ pub struct Args {
     /// At most this many, after sorting
     #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: Option<u32>,
+    /// Each memory whole: the full title and summary, when it was updated,
+    /// its tags and triggers (without it, one line each, cut to the terminal)
+    #[arg(short = 'l', long)]
+    pub long: bool,
 }
 
 /// List orders.
@@ -53,6 +57,9 @@ pub struct Report {
     /// With `--sort hits|recalled`: each memory's hits, shown beside it.
     #[serde(skip)]
     hits: Option<(Vec<Hits>, crate::base::time::Clock)>,
+    /// `--long`, with the clock to say when.
+    #[serde(skip)]
+    long: Option<crate::base::time::Clock>,
 }
 
 /// Scan, filter, sort.
@@ -99,7 +106,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let clock = crate::base::time::Clock { now_ms: ctx.now_ms, lang: ctx.lang };
     let shown = by_hits.then(|| (memories.iter().map(of).collect(), clock));
     let warnings = tree.problems.iter().map(ToString::to_string).collect();
-    Ok(Report { memories, problems: tree.problems, warnings, hits: shown })
+    let long = args.long.then_some(clock);
+    Ok(Report { memories, problems: tree.problems, warnings, hits: shown, long })
 }
 
 impl crate::output::Report for Report {
@@ -119,6 +127,7 @@ impl crate::output::Report for Report {
         });
         let recalled_width = recalled.iter().map(|r| r.chars().count()).max().unwrap_or(0);
         let mut out = String::new();
+        let columns = crate::output::width();
         for (i, m) in self.memories.iter().enumerate() {
             let file = m.file();
             let pad = " ".repeat(width - file.len());
@@ -127,20 +136,48 @@ impl crate::output::Report for Report {
             let recalled = recalled.get(i).map_or(String::new(), |r| {
                 format!("{r}{}  ", " ".repeat(recalled_width - r.chars().count()))
             });
-            let mut line = format!(
-                "{scope}{}{pad}  {recalled}{:<10}  {}",
-                style.path(&file),
-                flat(&m.kind),
-                flat(&m.title)
-            );
+            let kind = format!("{:<10}", flat(&m.kind));
+            let prefix = format!("{scope}{file}{pad}  {recalled}{kind}  ");
+            // The title and the summary; without a title, the summary alone
+            // (its first clause standing in), never the slug again.
+            let rest = m.summary_beyond_label();
+            let mut text = match m.has_title() || m.summary.trim().is_empty() {
+                true => flat(&m.label()).into_owned(),
+                false => flat(m.summary.trim()).into_owned(),
+            };
+            if let Some(rest) = rest.filter(|_| self.long.is_none() && m.has_title()) {
+                text.push_str(" — ");
+                text.push_str(&flat(rest));
+            }
             if m.pinned {
-                line.push_str("  [pinned]");
+                text.push_str("  [pinned]");
             }
             if let Some(by) = &m.superseded_by {
-                line = style.dim(&format!("{line}  (superseded by {by})"));
+                text.push_str(&format!("  (superseded by {by})"));
             }
-            out.push_str(&line);
+            // One line, cut to the terminal (by display columns: CJK is two).
+            let room = columns.map(|c| c.saturating_sub(display_width(&prefix)).max(20));
+            let text = match self.long {
+                Some(_) => text,
+                None => wrap(&text, room, 1).into_iter().next().unwrap_or_default(),
+            };
+            let line = format!("{scope}{}{pad}  {recalled}{kind}  {text}", style.path(&file));
+            out.push_str(&if m.superseded_by.is_some() { style.dim(&line) } else { line });
             out.push('\n');
+            if let Some(clock) = &self.long {
+                let indent = " ".repeat(display_width(&scope) + 2);
+                if let Some(summary) = rest.filter(|_| m.has_title()) {
+                    out.push_str(&format!("{indent}{}\n", flat(summary)));
+                }
+                let mut facts = vec![format!("updated {}", clock.when(m.updated))];
+                if !m.tags.is_empty() {
+                    facts.push(format!("tags: {}", m.tags.join(", ")));
+                }
+                if !m.load_when.is_empty() {
+                    facts.push(format!("triggers: {}", m.load_when.join(", ")));
+                }
+                out.push_str(&style.dim(&format!("{indent}{}\n", flat(&facts.join(" · ")))));
+            }
         }
         out
     }

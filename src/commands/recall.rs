@@ -90,6 +90,13 @@ pub struct Found {
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<Explanation>,
+    /// What a person reads as its name: the title, else the summary's
+    /// first clause.
+    #[serde(skip)]
+    pub label: String,
+    /// The summary beyond the label.
+    #[serde(skip)]
+    pub summary_rest: Option<String>,
 }
 
 /// The ranked results.
@@ -231,6 +238,8 @@ fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
                 superseded_by: m.superseded_by.clone(),
                 file: m.path.under(&root),
                 explanation: hit.explanation,
+                label: m.label(),
+                summary_rest: m.summary_beyond_label().map(str::to_string),
             })
         })
         .collect();
@@ -293,9 +302,11 @@ impl crate::output::Report for Report {
             }
             out.push_str(&head);
             out.push('\n');
-            out.push_str(&format!("  {}\n", style.bold(&mark(&flat(&f.title)))));
+            // The title, or the summary's first clause standing in for it;
+            // then what the summary says beyond that (no line twice).
+            out.push_str(&format!("  {}\n", style.bold(&mark(&flat(&f.label)))));
             let width = crate::output::width().map(|w| w.saturating_sub(4).max(20));
-            for line in wrap(&flat(&f.summary), width, 2) {
+            for line in wrap(&flat(f.summary_rest.as_deref().unwrap_or("")), width, 2) {
                 out.push_str(&format!("  {}\n", mark(&line)));
             }
             if let Some(e) = &f.explanation {

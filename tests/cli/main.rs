@@ -13,6 +13,7 @@ mod guard;
 mod hosts;
 mod json_doc;
 mod lifecycle;
+mod listing;
 mod maintenance;
 mod mcp;
 mod plugins;

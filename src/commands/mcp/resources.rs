@@ -113,7 +113,8 @@ pub fn resources(ctx: &Context) -> Result<Vec<Resource>, ErrorData> {
             .with_mime_type("text/markdown"),
     ];
     let (ctx, _, gate) = agent::gated(ctx.clone());
-    let args = list::Args { filter: Filter::default(), sort: list::Sort::Name, limit: None };
+    let args =
+        list::Args { filter: Filter::default(), sort: list::Sort::Name, limit: None, long: false };
     let Ok(mut listed) = list::run(&ctx, &args) else { return Ok(out) };
     if let Some((root, gate)) = &gate {
         trusted_list(&mut listed, root, gate);

@@ -347,7 +347,7 @@ impl Server {
             }
         };
         let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, role: None };
-        let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0) };
+        let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
         answer(
             "list",
             self.context().and_then(|ctx| {

@@ -14,6 +14,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 
 pub mod keys;
+mod label;
 
 /// Longest derived summary, in characters.
 pub const SUMMARY_MAX: usize = 140;
@@ -147,10 +148,11 @@ pub fn date_ms(v: &Value) -> Option<i64> {
 ///
 /// ```
 /// use mem::model::memory::date_value;
+/// use yaml_serde::Value;
 /// let ms = 1_796_280_428_497;
-/// assert_eq!(date_value(None, ms), "2026-12-03T06:47:08.497Z".into());
-/// assert_eq!(date_value(Some(&5.into()), ms), ms.into());
-/// assert_eq!(date_value(Some(&"2026-01-02".into()), ms), "2026-12-03".into());
+/// assert_eq!(date_value(None, ms), Value::from("2026-12-03T06:47:08.497Z"));
+/// assert_eq!(date_value(Some(&Value::from(5)), ms), Value::from(ms));
+/// assert_eq!(date_value(Some(&Value::from("2026-01-02")), ms), Value::from("2026-12-03"));
 /// ```
 pub fn date_value(previous: Option<&Value>, ms: i64) -> Value {
     match previous {
