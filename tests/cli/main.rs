@@ -9,6 +9,7 @@ mod errors;
 mod files;
 mod git;
 mod guard;
+mod hardening;
 mod hosts;
 mod json_doc;
 mod lifecycle;

