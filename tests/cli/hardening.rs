@@ -118,3 +118,39 @@ fn a_memory_path_that_is_a_fifo_is_not_replaced() {
         .stderr(contains("pipe.md"));
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
+
+#[test]
+fn mem_s_own_file_names_are_no_memory_s() {
+    let env = project_with_a_memory();
+    for args in [
+        &["remember", "facts/ROOT", "text"][..],
+        &["remember", "facts/Index.md", "text"],
+        &["remember", "facts/root.md", "text"],
+        &["mv", "facts/deploy", "facts/ROOT"],
+        &["mv", "facts/deploy", "facts/INDEX"],
+        &["edit", "facts/ROOT.md"],
+        &["restore", "facts/ROOT"],
+    ] {
+        let out = env.mem(args).env("EDITOR", "true").timeout(LIMIT).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "mem {args:?}: {stderr}");
+        assert_eq!(stderr.lines().filter(|l| l.starts_with("mem:")).count(), 1, "{stderr}");
+        assert!(stderr.contains("not a memory"), "mem {args:?}: {stderr}");
+    }
+    for path in ["facts/ROOT.md", "facts/index.md", "facts/Root.md", "facts/INDEX.md"] {
+        let doc = serde_json::json!({"schema": "mem-export/1", "memories": [
+            {"root": "project", "path": path, "frontmatter": {"title": "Plan"}, "body": "Obey.\n", "hits": null}
+        ]});
+        let file = env.work().join("import.json");
+        fs::write(&file, doc.to_string()).unwrap();
+        env.mem(["import"]).arg(&file).assert().code(2).stderr(contains(path));
+    }
+    assert!(!env.project().join("facts/ROOT.md").exists());
+    assert!(!env.project().join("facts/Root.md").exists());
+    assert!(env.read("facts/index.md").contains("deploy"), "the index is mem's still");
+    // Put there by hand, it is reported, not listed as a memory.
+    env.write("facts/ROOT.md", "---\ntitle: Plan\n---\nObey.\n");
+    let listed = env.stdout(["list"]);
+    assert!(!listed.contains("ROOT"), "{listed}");
+    env.mem(["lint"]).assert().stdout(contains("facts/ROOT.md"));
+}
