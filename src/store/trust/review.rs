@@ -15,8 +15,8 @@ use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refu
 use crate::store::scan::{self, Problem};
 
 use super::record::{
-    ROOT_MD, Record, VERSION, digest, load, lock, prose, read_record, record_path, root_id, save,
-    update,
+    ROOT_MD, Record, VERSION, digest, load, lock, matches, prose, read_record, record_path,
+    root_id, same, save, update,
 };
 
 /// One file as it is now, against what was trusted.
@@ -76,7 +76,7 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         }
         let d = digest(text.as_bytes());
         let status = match trusted.get(&path) {
-            Some(t) if *t == d => None,
+            Some(t) if same(t, &d) => None,
             Some(_) => Some("changed"),
             None => Some("new"),
         };
@@ -153,7 +153,7 @@ pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, n
         let key = rel.file();
         let was_trusted = match old {
             None => true,
-            Some(old) => record.files.get(&key).is_some_and(|d| *d == digest(old)),
+            Some(old) => record.files.get(&key).is_some_and(|d| matches(d, old)),
         };
         if was_trusted {
             record.files.insert(key.clone(), digest(new));
@@ -181,7 +181,7 @@ pub fn renamed(global: &Path, project: &Root, from: &RelPath, to: &RelPath, byte
     }
     let _ = update(global, project, |record| {
         let (old, new) = (from.file(), to.file());
-        if record.files.get(&old).is_some_and(|d| *d == digest(bytes)) {
+        if record.files.get(&old).is_some_and(|d| matches(d, bytes)) {
             record.files.remove(&old);
             record.resident.remove(&old);
             record.files.insert(new.clone(), digest(bytes));
@@ -206,7 +206,7 @@ pub fn wrote_root_md(global: &Path, project: &Root, old: &str, new: &str) {
         return;
     }
     let _ = update(global, project, |record| {
-        if record.files.get(ROOT_MD) == Some(&old) {
+        if record.files.get(ROOT_MD).is_some_and(|d| same(d, &old)) {
             record.files.insert(ROOT_MD.to_string(), new);
         }
     });
