@@ -232,3 +232,87 @@ fn an_old_record_of_128_bit_digests_is_read_and_recorded_in_full() {
         assert_eq!(d.as_str().unwrap().len(), 64, "{path}");
     }
 }
+
+fn git(env: &Env, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(env.work())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.tmp.path().join("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn repository() -> Env {
+    let env = Env::new();
+    git(&env, &["init", "-q"]);
+    env.mem(["init"]).assert().success();
+    env
+}
+
+/// `mem hook install` and `uninstall` stop with exit 2 and one line naming
+/// `path`, having changed nothing.
+fn hook_refuses(env: &Env, path: &Path) {
+    for action in ["install", "uninstall"] {
+        let out = env.mem(["hook", action]).timeout(LIMIT).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "hook {action}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&path.display().to_string()) && first.contains("symlink"),
+            "hook {action}: {stderr}"
+        );
+    }
+    assert!(!env.work().join(".gitattributes").exists(), "nothing was half done");
+}
+
+#[test]
+fn hook_install_refuses_a_symlinked_hooks_folder() {
+    let env = repository();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let hooks = env.work().join(".git/hooks");
+    fs::remove_dir_all(&hooks).unwrap();
+    symlink(&elsewhere, &hooks).unwrap();
+    hook_refuses(&env, &hooks);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+}
+
+#[test]
+fn hook_install_refuses_a_symlinked_hook() {
+    let env = repository();
+    let elsewhere = env.tmp.path().join("someone-elses-hook");
+    fs::write(&elsewhere, "#!/bin/sh\n").unwrap();
+    let hook = env.work().join(".git/hooks/pre-commit");
+    symlink(&elsewhere, &hook).unwrap();
+    hook_refuses(&env, &hook);
+    assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "#!/bin/sh\n");
+    assert!(fs::symlink_metadata(&hook).unwrap().file_type().is_symlink());
+    assert!(!env.work().join(".git/hooks/pre-commit.before-mem").exists());
+}
+
+#[test]
+fn hook_install_writes_where_core_hooks_path_says_and_says_so() {
+    let env = repository();
+    git(&env, &["config", "core.hooksPath", ".githooks"]);
+    let report = env.json(["hook", "install"]);
+    let hooks = env.work().join(".githooks");
+    assert_eq!(report["hooks"], hooks.display().to_string().as_str());
+    assert!(fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("mem hook install"));
+    assert!(!env.work().join(".git/hooks/pre-commit").exists());
+    env.mem(["hook", "install"]).assert().success().stdout(contains(".githooks"));
+    env.mem(["hook", "uninstall"]).assert().success();
+    assert!(!hooks.join("pre-commit").exists());
+    // A symlinked core.hooksPath folder is refused like .git/hooks.
+    let elsewhere = env.tmp.path().join("shared-hooks");
+    fs::create_dir(&elsewhere).unwrap();
+    let link = env.work().join("linked-hooks");
+    symlink(&elsewhere, &link).unwrap();
+    git(&env, &["config", "core.hooksPath", "linked-hooks"]);
+    fs::remove_file(env.work().join(".gitattributes")).ok();
+    hook_refuses(&env, &link);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
