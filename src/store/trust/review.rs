@@ -35,6 +35,31 @@ pub struct Reviewed {
     /// session start, resident or not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<String>,
+    /// Not resident: what a prompt it matches injects of it (`text` is
+    /// then absent): its title, kind, summary (or the start of its body)
+    /// and highlight.
+    #[serde(flatten)]
+    pub injected: Option<Injected>,
+}
+
+/// What a match on a prompt injects of a memory that is not resident.
+#[derive(Debug, Clone, Serialize)]
+pub struct Injected {
+    pub title: String,
+    pub kind: String,
+    pub summary: String,
+    pub highlight: String,
+}
+
+impl Injected {
+    fn of(m: &Memory) -> Injected {
+        Injected {
+            title: m.title.clone(),
+            kind: m.kind.clone(),
+            summary: m.match_summary(),
+            highlight: m.highlight.clone(),
+        }
+    }
 }
 
 /// What `mem trust` is about to record.
@@ -81,9 +106,17 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
             None => Some("new"),
         };
         if let Some(status) = status {
+            let injected = memory.as_ref().filter(|_| !resident).map(Injected::of);
             let triggers = memory.map(|m| m.load_when).unwrap_or_default();
             let text = resident.then(|| text.to_string());
-            review.pending.push(Reviewed { path: path.clone(), status, resident, text, triggers });
+            review.pending.push(Reviewed {
+                path: path.clone(),
+                status,
+                resident,
+                text,
+                triggers,
+                injected,
+            });
         }
         review.files.insert(path, d);
     };
