@@ -419,3 +419,27 @@ fn trust_pages_the_review_on_a_terminal_only() {
     // Answered no: nothing recorded.
     assert_eq!(review_json(&env)["pending"].as_array().unwrap().len(), 3);
 }
+
+#[cfg(feature = "semantic")]
+#[test]
+fn a_model_folder_that_is_a_link_is_not_replaced() {
+    let env = Env::new();
+    // Files by the right names: the import gets as far as the target.
+    let source = env.work().join("source");
+    fs::create_dir(&source).unwrap();
+    for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+        fs::write(source.join(name), "{}").unwrap();
+    }
+    let real = env.tmp.path().join("real-model");
+    fs::create_dir(&real).unwrap();
+    let link = env.work().join("model");
+    symlink(&real, &link).unwrap();
+    env.mem(["model", "import"])
+        .arg(&source)
+        .env("MEM_MODEL", &link)
+        .timeout(LIMIT)
+        .assert()
+        .code(2)
+        .stderr(contains("symlink"));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+}
