@@ -86,10 +86,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Where git runs hooks from: `.git/hooks`, the common folder's of a
     // worktree, or `core.hooksPath`.
     let hooks = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "hooks"])?);
-    refuse_link(&hooks, "the hooks folder", true)?;
+    hook_path_ok(&hooks, "the hooks folder", true)?;
     for name in HOOKS.iter().chain(&RETIRED) {
-        refuse_link(&hooks.join(name), "the hook", false)?;
-        refuse_link(&hooks.join(format!("{name}.before-mem")), "the hook", false)?;
+        hook_path_ok(&hooks.join(name), "the hook", false)?;
+        hook_path_ok(&hooks.join(format!("{name}.before-mem")), "the hook", false)?;
     }
     let config = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "config"])?);
     let memory = project.dir.strip_prefix(&top).unwrap_or(Path::new(".memory")).to_path_buf();
@@ -141,7 +141,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 /// Refuse `path` when it is a symlink, or when it is there and is not a
 /// folder (`folder`) or a regular file: no hook is read, written, moved or
 /// removed through a link, and none blocks on a FIFO.
-fn refuse_link(path: &Path, what: &str, folder: bool) -> Result<()> {
+fn hook_path_ok(path: &Path, what: &str, folder: bool) -> Result<()> {
     let Ok(meta) = path.symlink_metadata() else { return Ok(()) };
     let kind = meta.file_type();
     let why = if kind.is_symlink() {

@@ -46,7 +46,7 @@ fn kind_name(kind: FileType) -> &'static str {
         FileType::Socket => "a socket",
         FileType::CharacterDevice | FileType::BlockDevice => "a device",
         FileType::Symlink => "a symlink",
-        _ => "not a regular file",
+        _ => "of an unknown kind",
     }
 }
 
