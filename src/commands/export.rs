@@ -242,12 +242,54 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let target = dir
                 .join(path.file_name().ok_or_else(|| Error::input("--output needs a file name"))?);
+            refuse_special(&target)?;
             write_atomic(dir, &target, text.as_bytes())?;
             Some(target)
         }
         None => None,
     };
     Ok(Report { export, text, written, warnings })
+}
+
+/// `--output` names a regular file or nothing yet: a link, a folder, a
+/// FIFO, a socket or a device there is refused before anything is read
+/// into it, and never replaced (the write itself checks again).
+fn refuse_special(target: &Path) -> Result<()> {
+    let Ok(meta) = target.symlink_metadata() else { return Ok(()) };
+    let kind = meta.file_type();
+    let what = if kind.is_symlink() {
+        "a symlink"
+    } else if kind.is_dir() {
+        "a folder"
+    } else if kind.is_file() {
+        return Ok(());
+    } else {
+        special_kind(&kind)
+    };
+    Err(Error::input(format!(
+        "--output {} is {what}; mem export writes only to a new or regular file",
+        crate::base::text::one_line(&target.display().to_string())
+    ))
+    .hint("give a new or regular file's path, or write to stdout: `mem export > PATH`"))
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_kind: &std::fs::FileType) -> &'static str {
+    "not a regular file"
 }
 
 fn read_doc(root: &Path, path: &Path) -> Result<Document> {

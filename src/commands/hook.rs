@@ -73,6 +73,8 @@ impl HostFormat {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub repository: PathBuf,
+    /// The hooks folder, as git resolves it (`core.hooksPath` honoured).
+    pub hooks: PathBuf,
     pub done: Vec<String>,
 }
 
@@ -81,7 +83,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let project = ctx.project_root()?;
     let dir = project.dir.parent().unwrap_or(&project.dir).to_path_buf();
     let top = PathBuf::from(git(&dir, &["rev-parse", "--show-toplevel"])?);
+    // Where git runs hooks from: `.git/hooks`, the common folder's of a
+    // worktree, or `core.hooksPath`.
     let hooks = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "hooks"])?);
+    hook_path_ok(&hooks, "the hooks folder", true)?;
+    for name in HOOKS.iter().chain(&RETIRED) {
+        hook_path_ok(&hooks.join(name), "the hook", false)?;
+        hook_path_ok(&hooks.join(format!("{name}.before-mem")), "the hook", false)?;
+    }
+    let config = absolute(&dir, &git(&dir, &["rev-parse", "--git-path", "config"])?);
     let memory = project.dir.strip_prefix(&top).unwrap_or(Path::new(".memory")).to_path_buf();
     let project_rel = memory.parent().map(|p| p.display().to_string()).filter(|p| !p.is_empty());
     let mut done = Vec::new();
@@ -106,9 +116,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             done.push(attributes);
             let driver =
                 format!("{} merge-driver %O %A %B %P", sh_quote(&exe.display().to_string()));
-            git(&top, &["config", "merge.mem.name", "mem generated memory indexes"])?;
-            git(&top, &["config", "merge.mem.driver", &driver])?;
-            done.push("registered the `mem` merge driver in .git/config".into());
+            git(&top, &["config", "--local", "merge.mem.name", "mem generated memory indexes"])?;
+            git(&top, &["config", "--local", "merge.mem.driver", &driver])?;
+            done.push(format!("registered the `mem` merge driver in {}", config.display()));
         }
         Action::Uninstall => {
             for name in HOOKS {
@@ -121,11 +131,33 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 }
             }
             done.push(edit_attributes(&top, &memory, false)?);
-            let _ = git(&top, &["config", "--remove-section", "merge.mem"]);
-            done.push("removed the `mem` merge driver from .git/config".into());
+            let _ = git(&top, &["config", "--local", "--remove-section", "merge.mem"]);
+            done.push(format!("removed the `mem` merge driver from {}", config.display()));
         }
     }
-    Ok(Report { repository: top, done })
+    Ok(Report { repository: top, hooks, done })
+}
+
+/// Refuse `path` when it is a symlink, or when it is there and is not a
+/// folder (`folder`) or a regular file: no hook is read, written, moved or
+/// removed through a link, and none blocks on a FIFO.
+fn hook_path_ok(path: &Path, what: &str, folder: bool) -> Result<()> {
+    let Ok(meta) = path.symlink_metadata() else { return Ok(()) };
+    let kind = meta.file_type();
+    let why = if kind.is_symlink() {
+        "is a symlink; mem does not write through links"
+    } else if folder && !kind.is_dir() {
+        "is not a folder"
+    } else if !folder && !kind.is_file() {
+        "is not a regular file"
+    } else {
+        return Ok(());
+    };
+    Err(Error::input(format!(
+        "{what} {} {why}",
+        crate::base::text::one_line(&path.display().to_string())
+    ))
+    .hint("make it a real folder or file (or set core.hooksPath to the folder it points to)"))
 }
 
 fn absolute(base: &Path, p: &str) -> PathBuf {
@@ -233,7 +265,9 @@ fn install_hook(
         }
         _ => format!("added {what}"),
     };
-    write_atomic(hooks, &hook, script.as_bytes())?;
+    // Opened from its parent with no link followed: a hooks folder
+    // swapped for a link meanwhile is refused, not written through.
+    write_atomic(hooks.parent().unwrap_or(hooks), &hook, script.as_bytes())?;
     make_executable(&hook)?;
     Ok(note)
 }
@@ -349,7 +383,11 @@ fn strip_block(text: &str) -> String {
 
 impl crate::output::Report for Report {
     fn human(&self, _style: &Style) -> String {
-        let mut out = format!("git repository {}\n", self.repository.display());
+        let mut out = format!(
+            "git repository {}\n  hooks in {}\n",
+            self.repository.display(),
+            self.hooks.display()
+        );
         for d in &self.done {
             out.push_str(&format!("  {d}\n"));
         }

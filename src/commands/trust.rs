@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
@@ -13,7 +14,7 @@ use crate::settings::Context;
 use crate::store::scan::Problem;
 use crate::store::trust::{self, Reviewed};
 
-/// How many paths of files that are not resident are listed by name.
+/// How many paths of files gone since the last trust are listed by name.
 const LISTED: usize = 40;
 
 /// Trust this project's memory as it is now: `mem context` and `mem mcp`
@@ -80,7 +81,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         args.yes || !changed
     } else if std::io::stdin().is_terminal() {
         let style = Style { color: ctx.color };
-        print!("{}", terminal_safe(&report.review_text(&style), ctx.color));
+        let review = report.review_text(&style);
+        let text = terminal_safe(&review, ctx.color);
+        // A pager on a terminal only; never when the output goes elsewhere.
+        if !(std::io::stdout().is_terminal() && page(&text)) {
+            print!("{text}");
+        }
         report.shown = true;
         ask("Trust these files? [y/N] ")
     } else {
@@ -122,7 +128,10 @@ fn ask(question: &str) -> bool {
 }
 
 impl Report {
-    /// What is about to be trusted: resident text in full, other paths by name.
+    /// What is about to be trusted, every text that can reach an agent:
+    /// ROOT.md, rules and pinned memories in full; of any other memory what
+    /// a prompt it matches injects (title, kind, summary, highlight) and its
+    /// triggers, one block per memory. Counts first.
     fn review_text(&self, style: &Style) -> String {
         let mut out = String::new();
         if self.other_root {
@@ -131,35 +140,93 @@ impl Report {
                 self.root.display()
             ));
         }
-        // Resident text and every trigger are injected at each session
-        // start: always shown in full. Other memories, by name.
-        let (resident, other): (Vec<&Reviewed>, Vec<&Reviewed>) =
-            self.pending.iter().partition(|r| r.resident || !r.triggers.is_empty());
-        for r in &resident {
+        let whole = self.pending.iter().filter(|r| r.text.is_some()).count();
+        let matched = self.pending.len() - whole;
+        out.push_str(&format!(
+            "{} files new or changed in {}: {whole} shown whole (ROOT.md, rules, pinned), {matched} as a prompt that matches them injects them; {} gone; {} not read\n",
+            self.pending.len(),
+            self.root.display(),
+            self.removed.len(),
+            self.unreadable.len()
+        ));
+        let bar = style.dim("│");
+        for r in &self.pending {
             out.push_str(&format!("{:<8} {}\n", r.status, style.path(&r.path)));
-            for line in r.text.as_deref().unwrap_or("").lines() {
-                out.push_str(&format!("  {} {line}\n", style.dim("│")));
+            if let Some(text) = &r.text {
+                for line in text.lines() {
+                    out.push_str(&format!("  {bar} {line}\n"));
+                }
             }
-            if r.text.is_none() {
+            if let Some(m) = &r.injected {
+                for (name, value) in [
+                    ("title", &m.title),
+                    ("kind", &m.kind),
+                    ("summary", &m.summary),
+                    ("highlight", &m.highlight),
+                ] {
+                    if !value.trim().is_empty() {
+                        out.push_str(&format!("  {bar} {name}: {}\n", one_line(value)));
+                    }
+                }
+            }
+            if r.text.is_none() && !r.triggers.is_empty() {
                 let triggers: Vec<String> =
                     r.triggers.iter().map(|t| format!("\"{}\"", one_line(t))).collect();
-                out.push_str(&format!("  {} load_when: {}\n", style.dim("│"), triggers.join(", ")));
+                out.push_str(&format!("  {bar} load_when: {}\n", triggers.join(", ")));
             }
-        }
-        for r in other.iter().take(LISTED) {
-            out.push_str(&format!("{:<8} {}\n", r.status, style.path(&r.path)));
-        }
-        if other.len() > LISTED {
-            out.push_str(&format!("… and {} more new or changed memories\n", other.len() - LISTED));
         }
         for path in self.removed.iter().take(LISTED) {
             out.push_str(&format!("{:<8} {path}\n", "gone"));
+        }
+        if self.removed.len() > LISTED {
+            out.push_str(&format!("… and {} more gone\n", self.removed.len() - LISTED));
         }
         for p in &self.unreadable {
             out.push_str(&format!("{:<8} {p} (never injected)\n", "not read"));
         }
         out
     }
+}
+
+/// Show `text` through a pager: `$PAGER`, else `less -RFX` when there is
+/// one; false when none ran (the caller prints it).
+fn page(text: &str) -> bool {
+    let mut command = match std::env::var("PAGER") {
+        Ok(pager) if !pager.trim().is_empty() => shell(&pager),
+        _ if on_path("less") => {
+            let mut less = Command::new("less");
+            less.args(["-R", "-F", "-X"]);
+            less
+        }
+        _ => return false,
+    };
+    let Ok(mut child) = command.stdin(Stdio::piped()).spawn() else { return false };
+    if let Some(mut stdin) = child.stdin.take() {
+        // The reader may quit before the end: that is not an error.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    // 127: the shell found no such command.
+    child.wait().is_ok_and(|status| status.code() != Some(127))
+}
+
+#[cfg(unix)]
+fn shell(line: &str) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(line);
+    sh
+}
+
+#[cfg(not(unix))]
+fn shell(line: &str) -> Command {
+    let mut words = line.split_whitespace();
+    let mut command = Command::new(words.next().unwrap_or("more"));
+    command.args(words);
+    command
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
 }
 
 impl crate::output::Report for Report {

@@ -44,11 +44,9 @@ impl RelPath {
         let slug = rest.strip_suffix(".md").unwrap_or(rest);
         check_category(category)?;
         check_slug(slug).map_err(|e| e.hint(hint))?;
-        if slug.eq_ignore_ascii_case("index") {
-            return Err(Error::input(format!(
-                "`{arg}` is the category's generated index, not a memory"
-            ))
-            .hint("pick another slug; `mem compile` writes index.md"));
+        if let Some(what) = reserved(slug) {
+            return Err(Error::input(format!("`{arg}` is {what}, not a memory"))
+                .hint("pick another slug: `ROOT` and `index` (in any case) are mem's own files"));
         }
         Ok(RelPath { category: category.to_string(), slug: slug.to_string() })
     }
@@ -67,6 +65,18 @@ impl RelPath {
 impl fmt::Display for RelPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}.md", self.category, self.slug)
+    }
+}
+
+/// What a slug that names one of mem's own files (`ROOT.md`, `index.md`,
+/// in any case: a case-insensitive disk makes them one) would be taken for.
+pub fn reserved(slug: &str) -> Option<&'static str> {
+    if slug.eq_ignore_ascii_case("index") {
+        Some("the name of a category's generated index")
+    } else if slug.eq_ignore_ascii_case("root") {
+        Some("the name of a root's plan (ROOT.md)")
+    } else {
+        None
     }
 }
 
@@ -200,6 +210,10 @@ mod tests {
             "",
             "rules/index",
             "facts/INDEX.md",
+            "facts/ROOT.md",
+            "facts/root",
+            "facts/Root.md",
+            "facts/Index",
         ] {
             assert!(RelPath::parse(bad).is_err(), "{bad:?} was accepted");
         }

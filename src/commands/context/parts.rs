@@ -59,13 +59,7 @@ pub(super) fn best_matches(
 pub(super) fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool) -> Entry {
     let shows_body = with_body && !m.body.trim().is_empty();
     // A summary cut from the body says again what the body says in full.
-    let mut text = if shows_body && m.summary_derived {
-        String::new()
-    } else if m.summary.is_empty() {
-        crate::model::memory::truncate(&m.body, 280)
-    } else {
-        m.summary.clone()
-    };
+    let mut text = if shows_body && m.summary_derived { String::new() } else { m.match_summary() };
     if !m.highlight.is_empty() {
         if !text.is_empty() {
             text.push_str(" — ");

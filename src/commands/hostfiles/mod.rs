@@ -88,6 +88,12 @@ pub fn export(ctx: &Context, host: Host, output: Option<&Path>, check: bool) -> 
     // mem: a memory written meanwhile is not overwritten by an older export.
     let _lock = if check { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
     let (parts, held_back) = parts(root, &gate)?;
+    // A relative `--output` is the current folder's, as for any command.
+    let output = match output {
+        Some(path) => Some(std::path::absolute(path).map_err(|e| Error::io(path, e))?),
+        None => None,
+    };
+    let output = output.as_deref();
     let files = match host {
         Host::AgentsMd | Host::ClaudeMd => {
             let name = if host == Host::AgentsMd { "AGENTS.md" } else { "CLAUDE.md" };

@@ -80,6 +80,12 @@ impl Memory {
         !self.is_superseded() && (self.pinned || self.is_rule())
     }
 
+    /// What a match on a prompt says of it besides its title: its summary,
+    /// or the start of its body when it has none (at most 280 characters).
+    pub fn match_summary(&self) -> String {
+        if self.summary.is_empty() { truncate(&self.body, 280) } else { self.summary.clone() }
+    }
+
     /// Estimated tokens this memory takes when resident (title and body).
     pub fn resident_tokens(&self) -> usize {
         crate::base::text::estimate_tokens(&self.title)

@@ -342,6 +342,13 @@ fn list_category(root: &Path, category: &str, dir: &Path, problems: &mut Vec<Pro
         if slug == "index" {
             continue;
         }
+        if let Some(what) = crate::model::relpath::reserved(slug) {
+            problems.push(skip(
+                &entry.path(),
+                &format!("file name is {what}, not a memory's; rename it"),
+            ));
+            continue;
+        }
         if check_slug(slug).is_err() {
             problems.push(skip(
                 &entry.path(),

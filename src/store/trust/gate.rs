@@ -8,7 +8,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
 
-use super::record::{ROOT_MD, Record, digest, load, prose};
+use super::record::{ROOT_MD, Record, load, matches, prose};
 
 /// How far a project root's text may reach an agent.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl Gate {
         match self {
             Gate::All => true,
             Gate::Nothing => false,
-            Gate::Files(record) => record.files.get(key).is_some_and(|d| *d == digest(bytes)),
+            Gate::Files(record) => record.files.get(key).is_some_and(|d| matches(d, bytes)),
         }
     }
 

@@ -10,13 +10,17 @@ use sha2::{Digest, Sha256};
 
 use crate::base::error::{Error, Result};
 use crate::model::regions::outside;
+use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links};
 use crate::store::state;
 use crate::store::write::{lock_file, write_atomic};
 
 pub(super) const DIR: &str = ".trust";
-pub(super) const VERSION: u32 = 1;
+/// 2: full SHA-256 digests. A version 1 record's digests are the first
+/// 128 bits; they are still compared (by that prefix) and are replaced by
+/// full ones on the next trust or write through `mem`.
+pub(super) const VERSION: u32 = 2;
 /// The key under which `ROOT.md`'s hand-written text is recorded.
 pub const ROOT_MD: &str = "ROOT.md";
 /// The largest trust record read (a digest per memory of a large root).
@@ -41,9 +45,32 @@ pub struct Record {
     pub resident: BTreeSet<String>,
 }
 
-/// The digest recorded for a file's bytes: SHA-256, first 128 bits in hex.
+/// The digest recorded for a file's bytes: SHA-256, all 256 bits in hex.
 pub fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().take(16).map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The hex length of a digest a version 1 record holds (128 bits).
+const OLD_DIGEST_LEN: usize = 32;
+
+/// True when `recorded` (a full digest, or a version 1 record's first 128
+/// bits) is the digest `full` ([`digest`]'s) stands for.
+pub fn same(recorded: &str, full: &str) -> bool {
+    match recorded.len() {
+        OLD_DIGEST_LEN => full.get(..OLD_DIGEST_LEN) == Some(recorded),
+        _ => recorded == full,
+    }
+}
+
+/// True when `recorded` is the digest of `bytes` (see [`same`]).
+pub fn matches(recorded: &str, bytes: &[u8]) -> bool {
+    same(recorded, &digest(bytes))
+}
+
+/// A short name for `bytes` (128 bits of SHA-256 in hex): a record's file
+/// name, a root's id. Not a digest of trusted content.
+pub fn key(bytes: &[u8]) -> String {
+    digest(bytes)[..OLD_DIGEST_LEN].to_string()
 }
 
 /// `ROOT.md`'s hand-written text: everything outside its generated regions
@@ -68,7 +95,7 @@ pub fn records_dir(global: &Path) -> PathBuf {
 }
 
 pub(super) fn record_path(global: &Path, canonical: &Path) -> PathBuf {
-    let key = digest(canonical.as_os_str().as_encoded_bytes());
+    let key = key(canonical.as_os_str().as_encoded_bytes());
     global.join(DIR).join(format!("{key}.json"))
 }
 
@@ -92,8 +119,40 @@ pub(super) fn update(
     let _lock = lock(global, &canonical)?;
     // Read again under the lock: another process may have written since.
     let Some(mut record) = load(global, project) else { return Ok(()) };
+    upgrade(project, &mut record);
     change(&mut record);
     save(global, &canonical, &record)
+}
+
+/// A version 1 record, in full: each digest of 128 bits whose file still
+/// matches it gets the file's full digest; a file that changed since keeps
+/// its old one, and stays held back.
+fn upgrade(project: &Root, record: &mut Record) {
+    if record.version >= VERSION {
+        return;
+    }
+    for (key, recorded) in &mut record.files {
+        if recorded.len() != OLD_DIGEST_LEN {
+            continue;
+        }
+        let bytes = if key == ROOT_MD {
+            let path = project.dir.join(ROOT_MD);
+            files::read_text(&project.dir, &path, Links::Inside, files::MAX_GENERATED_BYTES)
+                .ok()
+                .map(|text| prose(&text).into_bytes())
+        } else {
+            RelPath::parse(key).ok().and_then(|rel| {
+                let path = rel.under(&project.dir);
+                files::read(&project.dir, &path, Links::Inside, files::MAX_FILE_BYTES).ok()
+            })
+        };
+        if let Some(full) = bytes.map(|b| digest(&b))
+            && same(recorded, &full)
+        {
+            *recorded = full;
+        }
+    }
+    record.version = VERSION;
 }
 
 pub(super) fn lock(global: &Path, canonical: &Path) -> Result<std::fs::File> {
@@ -131,5 +190,5 @@ pub(super) fn fresh_id() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     seed.extend(now.map_or(0, |d| d.as_nanos()).to_le_bytes());
     seed.extend(std::process::id().to_le_bytes());
-    digest(&seed)
+    key(&seed)
 }

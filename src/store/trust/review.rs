@@ -15,8 +15,8 @@ use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refu
 use crate::store::scan::{self, Problem};
 
 use super::record::{
-    ROOT_MD, Record, VERSION, digest, load, lock, prose, read_record, record_path, root_id, save,
-    update,
+    ROOT_MD, Record, VERSION, digest, load, lock, matches, prose, read_record, record_path,
+    root_id, same, save, update,
 };
 
 /// One file as it is now, against what was trusted.
@@ -35,6 +35,31 @@ pub struct Reviewed {
     /// session start, resident or not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<String>,
+    /// Not resident: what a prompt it matches injects of it (`text` is
+    /// then absent): its title, kind, summary (or the start of its body)
+    /// and highlight.
+    #[serde(flatten)]
+    pub injected: Option<Injected>,
+}
+
+/// What a match on a prompt injects of a memory that is not resident.
+#[derive(Debug, Clone, Serialize)]
+pub struct Injected {
+    pub title: String,
+    pub kind: String,
+    pub summary: String,
+    pub highlight: String,
+}
+
+impl Injected {
+    fn of(m: &Memory) -> Injected {
+        Injected {
+            title: m.title.clone(),
+            kind: m.kind.clone(),
+            summary: m.match_summary(),
+            highlight: m.highlight.clone(),
+        }
+    }
 }
 
 /// What `mem trust` is about to record.
@@ -76,14 +101,22 @@ pub fn review(global: &Path, project: &Root) -> Result<Review> {
         }
         let d = digest(text.as_bytes());
         let status = match trusted.get(&path) {
-            Some(t) if *t == d => None,
+            Some(t) if same(t, &d) => None,
             Some(_) => Some("changed"),
             None => Some("new"),
         };
         if let Some(status) = status {
+            let injected = memory.as_ref().filter(|_| !resident).map(Injected::of);
             let triggers = memory.map(|m| m.load_when).unwrap_or_default();
             let text = resident.then(|| text.to_string());
-            review.pending.push(Reviewed { path: path.clone(), status, resident, text, triggers });
+            review.pending.push(Reviewed {
+                path: path.clone(),
+                status,
+                resident,
+                text,
+                triggers,
+                injected,
+            });
         }
         review.files.insert(path, d);
     };
@@ -153,7 +186,7 @@ pub fn wrote(global: &Path, project: &Root, rel: &RelPath, old: Option<&[u8]>, n
         let key = rel.file();
         let was_trusted = match old {
             None => true,
-            Some(old) => record.files.get(&key).is_some_and(|d| *d == digest(old)),
+            Some(old) => record.files.get(&key).is_some_and(|d| matches(d, old)),
         };
         if was_trusted {
             record.files.insert(key.clone(), digest(new));
@@ -181,7 +214,7 @@ pub fn renamed(global: &Path, project: &Root, from: &RelPath, to: &RelPath, byte
     }
     let _ = update(global, project, |record| {
         let (old, new) = (from.file(), to.file());
-        if record.files.get(&old).is_some_and(|d| *d == digest(bytes)) {
+        if record.files.get(&old).is_some_and(|d| matches(d, bytes)) {
             record.files.remove(&old);
             record.resident.remove(&old);
             record.files.insert(new.clone(), digest(bytes));
@@ -206,7 +239,7 @@ pub fn wrote_root_md(global: &Path, project: &Root, old: &str, new: &str) {
         return;
     }
     let _ = update(global, project, |record| {
-        if record.files.get(ROOT_MD) == Some(&old) {
+        if record.files.get(ROOT_MD).is_some_and(|d| same(d, &old)) {
             record.files.insert(ROOT_MD.to_string(), new);
         }
     });

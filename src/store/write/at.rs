@@ -38,6 +38,27 @@ fn link_error(at: &Path) -> Error {
     .hint("replace the link with a real folder or file inside the root")
 }
 
+/// What a path that is not a regular file is, in words.
+fn kind_name(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Directory => "a folder",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Symlink => "a symlink",
+        _ => "of an unknown kind",
+    }
+}
+
+fn not_regular(at: &Path, kind: FileType) -> Error {
+    Error::input(format!(
+        "{} is {}, not a regular file; mem writes only regular files and replaces nothing else",
+        crate::base::text::one_line(&at.display().to_string()),
+        kind_name(kind)
+    ))
+    .hint("choose another path, or move that one out of the way")
+}
+
 fn io(path: &Path, e: Errno) -> Error {
     Error::io(path, e.into())
 }
@@ -96,6 +117,18 @@ impl Dir {
         Ok(found)
     }
 
+    /// Refuse when `name` is there and is not a regular file: a folder, a
+    /// FIFO, a socket or a device is never replaced by a write.
+    fn regular_or_none(&self, name: &std::ffi::OsStr) -> Result<Option<(FileType, u32)>> {
+        let found = self.no_link(name)?;
+        if let Some((kind, _)) = found
+            && kind != FileType::RegularFile
+        {
+            return Err(not_regular(&self.at(name), kind));
+        }
+        Ok(found)
+    }
+
     /// Replace `name` with `contents` atomically: a new file beside it, then
     /// a rename over it. A link at `name` is refused, not replaced.
     pub fn write(&self, name: &std::ffi::OsStr, contents: &[u8]) -> Result<()> {
@@ -113,7 +146,7 @@ impl Dir {
     /// `contents` in a synced temp file beside `name` (with its mode), whose
     /// name is returned; nothing is left behind on failure.
     fn fill(&self, name: &std::ffi::OsStr, contents: &[u8]) -> Result<std::ffi::OsString> {
-        let mode = self.no_link(name)?.map_or(0o644, |(_, mode)| mode);
+        let mode = self.regular_or_none(name)?.map_or(0o644, |(_, mode)| mode);
         let (tmp, file) = self.temp(mode)?;
         let done = (|| {
             let mut file = file;
