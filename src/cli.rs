@@ -14,7 +14,7 @@ use crate::commands::{
 };
 use crate::output::emit;
 use crate::settings::Context;
-use crate::settings::Options;
+use crate::settings::{ColorWhen, Options};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -45,17 +45,34 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Use the project whose memory is DIR/.memory (instead of searching upwards)
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub project: Option<PathBuf>,
     /// Use only the global root
-    #[arg(long, global = true, conflicts_with = "project_only")]
+    #[arg(long, global = true, conflicts_with = "project_only", help_heading = GLOBAL)]
     pub global: bool,
     /// Use only the project root
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub project_only: bool,
     /// Print machine-readable JSON
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
+    /// When to colour output (auto: on a terminal, unless NO_COLOR; CLICOLOR_FORCE forces it)
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value = "auto", help_heading = GLOBAL)]
+    pub color: Color,
+    /// Print nothing on standard output on success (warnings and errors still go to stderr)
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
+    pub quiet: bool,
+}
+
+/// The help heading of the options every command takes.
+const GLOBAL: &str = "Global options";
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
 }
 
 impl GlobalArgs {
@@ -66,6 +83,12 @@ impl GlobalArgs {
             global_only: self.global,
             project_only: self.project_only,
             json: self.json,
+            color: match self.color {
+                Color::Auto => ColorWhen::Auto,
+                Color::Always => ColorWhen::Always,
+                Color::Never => ColorWhen::Never,
+            },
+            quiet: self.quiet,
         }
     }
 }
@@ -73,9 +96,11 @@ impl GlobalArgs {
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    #[command(visible_alias = "search")]
     Recall(recall::Args),
     Remember(remember::Args),
     List(list::Args),
+    #[command(visible_alias = "show")]
     Inspect(inspect::Args),
     History(history::Args),
     Edit(edit::Args),

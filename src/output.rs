@@ -205,13 +205,15 @@ pub fn emit_whole<R: Report>(ctx: &Context, report: &R) -> (i32, bool) {
             s.push('\n');
             s
         })
+    } else if ctx.quiet {
+        String::new()
     } else {
         terminal_safe(&report.human(&style), style.color).into_owned()
     };
     for w in report.warnings() {
         eprintln!("{} {}", style.warn("warning:"), terminal_safe(w, false));
     }
-    if let Some(notice) = report.notice() {
+    if let Some(notice) = report.notice().filter(|_| !ctx.quiet) {
         eprintln!("mem: {}", terminal_safe(&notice, false));
     }
     let mut out = io::stdout().lock();

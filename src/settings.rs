@@ -28,6 +28,8 @@ pub struct Context {
     pub now_ms: i64,
     pub json: bool,
     pub color: bool,
+    /// `-q/--quiet`: nothing on standard output on success.
+    pub quiet: bool,
     /// The working directory.
     pub cwd: PathBuf,
     /// The language relative ages are written in (from `LC_ALL` / `LANG`).
@@ -95,6 +97,34 @@ pub struct Options {
     pub global_only: bool,
     pub project_only: bool,
     pub json: bool,
+    /// `--color`.
+    pub color: ColorWhen,
+    /// `-q/--quiet`: nothing on standard output on success.
+    pub quiet: bool,
+}
+
+/// When human output is coloured (`--color`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set; `CLICOLOR_FORCE` or
+    /// `FORCE_COLOR` (not `0`) turn it on anywhere.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour, as the environment `var` and the terminal say.
+    pub fn decide(self, var: &dyn Fn(&str) -> Option<std::ffi::OsString>, terminal: bool) -> bool {
+        let set = |k: &str| var(k).is_some_and(|v| !v.is_empty() && v != "0");
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto if var("NO_COLOR").is_some_and(|v| !v.is_empty()) => false,
+            ColorWhen::Auto => set("CLICOLOR_FORCE") || set("FORCE_COLOR") || terminal,
+        }
+    }
 }
 
 impl Context {
@@ -121,8 +151,7 @@ impl Context {
             )?,
             Err(_) => epoch_ms(SystemTime::now()),
         };
-        let color =
-            env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal();
+        let color = opts.color.decide(&lookup, std::io::stdout().is_terminal());
         let lang = ["LC_ALL", "LC_MESSAGES", "LANG"]
             .iter()
             .find_map(|k| env::var(k).ok().filter(|v| !v.is_empty()))
@@ -137,6 +166,7 @@ impl Context {
             now_ms,
             json: opts.json,
             color,
+            quiet: opts.quiet,
             cwd,
             lang,
             role,

@@ -26,7 +26,7 @@ use super::export::{Export, Exported, SCHEMA, to_json};
     after_help = "Examples:\n  mem import memory.json --dry-run\n  mem --global import memory.json      into the global root, with the project's memories too\n  mem import memory.json --yes         replace live files that differ"
 )]
 pub struct Args {
-    /// A file written by `mem export`
+    /// A file written by `mem export` (`-` reads it from stdin)
     pub file: PathBuf,
     /// Show what would happen (with --yes: what --yes would do); write nothing
     #[arg(long)]
@@ -55,7 +55,14 @@ pub struct Report {
 
 /// Import.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let text = std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?;
+    let text = if args.file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| Error::input(format!("cannot read the export from stdin: {e}")))?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?
+    };
     let export: Export = serde_json::from_str(&text).map_err(|e| {
         Error::input(format!("{}: not a mem export: {e}", args.file.display()))
             .hint("create one with `mem export`")

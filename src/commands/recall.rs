@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::base::text::{flat, wrap};
 use crate::base::time::relative_age;
 use crate::commands::filter::{Filter, visible_to};
@@ -45,7 +45,8 @@ pub const DEFAULT_LIMIT: u16 = 10;
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Words to look for, in any language (several words are one query)
+    /// Words to look for, in any language (several words are one query;
+    /// `-` reads them from stdin)
     #[arg(required = true, value_name = "QUERY")]
     pub query: Vec<String>,
     /// How many results to show
@@ -162,7 +163,7 @@ pub fn run_trusted(ctx: &Context, args: &Args, tier: Option<&Kept>) -> Result<Re
 }
 
 fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
-    let query = args.query.join(" ");
+    let query = query_text(&args.query)?;
     let roots = ctx.read_roots()?;
     args.filter.check_category(&roots)?;
     let lib = index_all(&roots);
@@ -337,6 +338,22 @@ impl crate::output::Report for Report {
     fn exit_code(&self) -> i32 {
         if self.results.is_empty() { 1 } else { 0 }
     }
+}
+
+/// The query: the words given, or stdin for `-`.
+fn query_text(words: &[String]) -> Result<String> {
+    if words != ["-"] {
+        return Ok(words.join(" "));
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(std::io::stdin(), 1 << 20), &mut text)
+        .map_err(|e| Error::input(format!("cannot read the query from stdin: {e}")))?;
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return Err(Error::input("the query on stdin is empty")
+            .hint("pipe some words in, or give them as arguments"));
+    }
+    Ok(text)
 }
 
 /// The words of `query`, as typed, that produced any of `terms`: what a

@@ -64,7 +64,7 @@ pub struct Args {
     /// Add the memories that best match this text; `-` reads the prompt from
     /// stdin (a hook's JSON with `prompt`, `session_id`, `cwd`, or plain text):
     /// with a session id, only matches that session was not shown yet
-    #[arg(long, short)]
+    #[arg(long)]
     pub query: Option<String>,
     /// Token cap on everything printed (CJK characters count one each, other
     /// text one per four characters) [default: 2000; 400 with --query -]
