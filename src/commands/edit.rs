@@ -26,6 +26,10 @@ const TEMPLATE: &str = include_str!("../../templates/memory.md");
 pub struct Args {
     /// The memory, as CATEGORY/SLUG (created from a template if new)
     pub path: String,
+    /// Create the category of a new memory even though its name is close to
+    /// one that exists (refused otherwise, as a likely typo)
+    #[arg(long)]
+    pub new_category: bool,
 }
 
 /// What happened.
@@ -35,6 +39,9 @@ pub struct Report {
     pub file: PathBuf,
     pub action: &'static str,
     pub compiled: Vec<String>,
+    /// What the edit changed besides the text: a category it made, a memory
+    /// that became or stopped being a hard rule.
+    pub notes: Vec<String>,
 }
 
 /// Edit.
@@ -50,6 +57,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     // Checked before the editor opens: a link would only be refused on save.
     crate::store::write::check_target(&root.dir, &file)?;
+    // So is a new memory's category: a near miss of one that exists is refused.
+    let new_category = match file.is_file() {
+        true => None,
+        false => crate::commands::naming::new_category(ctx, root, &rel, args.new_category)?,
+    };
     let before = crate::store::files::text(&root.dir, &file)?;
     // The memory is edited as a draft beside its final place, and replaces
     // it (atomically, never through a link) only once it parses.
@@ -109,7 +121,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
-    Ok(Report { path: rel.file(), file, action, compiled })
+    let notes =
+        crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
+    Ok(Report { path: rel.file(), file, action, compiled, notes })
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, split into words.
@@ -160,6 +174,10 @@ fn ask(question: &str) -> bool {
 
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
-        format!("{} {}\n", self.action, style.path(&self.path))
+        let mut out = format!("{} {}\n", self.action, style.path(&self.path));
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        out
     }
 }

@@ -24,6 +24,10 @@ pub struct Args {
     /// Show what would move; change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Asked for by an agent (`mem mcp`): a "did you mean" names only the
+    /// memories its role sees.
+    #[arg(skip)]
+    pub as_agent: bool,
 }
 
 /// Bring back the newest trashed copy of a memory.
@@ -76,9 +80,7 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let rel = RelPath::parse(&args.path)?;
     let Some((root, from)) = ctx.locate(&rel)? else {
-        return Err(
-            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
-        );
+        return Err(crate::commands::naming::no_such_memory(ctx, &rel, args.as_agent));
     };
     if args.dry_run {
         let to = trash_dir(&root.dir, &rel).join(format!("{}.{}.md", rel.slug, ctx.now_ms));

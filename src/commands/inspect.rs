@@ -126,9 +126,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
-        Some(path) => {
-            detail(ctx, &tree, &RelPath::parse(path)?).map(|d| Report::Detail(Box::new(d)))
-        }
+        Some(path) => detail(ctx, &tree, &RelPath::parse(path)?, args.as_agent)
+            .map(|d| Report::Detail(Box::new(d))),
     }
 }
 
@@ -184,16 +183,14 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
     Overview { roots, shadowed, problems, notes: Vec::new() }
 }
 
-fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
+fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<Detail> {
     let Some(memory) = tree.memories.iter().find(|m| &m.path == rel) else {
         if let Some(p) = tree.problems.iter().find(|p| p.path.ends_with(rel.file())) {
             return Err(
                 Error::input(p.to_string()).hint("fix the file by hand; mem left it as it is")
             );
         }
-        return Err(
-            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
-        );
+        return Err(crate::commands::naming::no_such_memory(ctx, rel, as_agent));
     };
     let (root, file) =
         ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
