@@ -57,6 +57,10 @@ pub struct RootInfo {
     #[serde(rename = "memory_count")]
     pub memories: usize,
     pub categories: BTreeMap<String, usize>,
+    /// For the project root: the lines `mem init` writes into `.gitignore`
+    /// that its `.gitignore` lacks (`mem init --update-gitignore` adds them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gitignore_lacks: Vec<String>,
 }
 
 /// The overview.
@@ -160,12 +164,17 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
                 *categories.entry(m.path.category.clone()).or_insert(0) += 1;
                 memories += 1;
             }
+            let gitignore_lacks = match root.scope == Scope::Project && root.exists() {
+                true => crate::commands::init::gitignore_lacks(&root.dir),
+                false => Vec::new(),
+            };
             RootInfo {
                 scope: root.scope,
                 dir: root.dir.clone(),
                 exists: root.exists(),
                 memories,
                 categories,
+                gitignore_lacks,
             }
         })
         .collect();
@@ -269,6 +278,13 @@ fn human_overview(o: &Overview, style: &Style) -> String {
         ));
         for (cat, n) in &r.categories {
             out.push_str(&format!("  {cat:<20} {n}\n"));
+        }
+        if !r.gitignore_lacks.is_empty() {
+            out.push_str(&format!(
+                "  its .gitignore lacks {}: `mem init --update-gitignore` adds {}\n",
+                r.gitignore_lacks.join(", "),
+                if r.gitignore_lacks.len() == 1 { "it" } else { "them" },
+            ));
         }
     }
     if !o.shadowed.is_empty() {

@@ -4,6 +4,7 @@
 //! like HTML, and `.history/` stays out of git.
 
 use std::fs;
+use std::path::Path;
 use std::process::{Command, Output};
 
 use predicates::str::contains;
@@ -196,4 +197,63 @@ fn a_summary_keeps_text_that_looks_like_html() {
     let detail = env.json(["inspect", "facts/generic"]);
     assert_eq!(detail["memory"]["title"], "Box<T>");
     assert_eq!(detail["memory"]["summary"], "A Box<T> owns a heap value; a < b > c.");
+}
+
+fn staged(env: &Env) -> String {
+    git(env, &["add", "-A"]);
+    String::from_utf8(git(env, &["diff", "--cached", "--name-only"]).stdout).unwrap()
+}
+
+#[test]
+fn saved_versions_are_not_staged_by_git_add() {
+    let env = git_project();
+    env.mem(["remember", "facts/a", "Node 22 runs the build everywhere."]).assert().success();
+    env.mem_at(["remember", "facts/a", "Node 24 runs the build everywhere."], 60_000)
+        .assert()
+        .success();
+    assert!(env.project().join(".history/facts/a").is_dir());
+    let staged = staged(&env);
+    assert!(staged.contains(".memory/facts/a.md"), "{staged}");
+    assert!(!staged.contains(".history"), "{staged}");
+}
+
+#[test]
+fn update_gitignore_adds_only_its_missing_lines_once() {
+    let env = git_project();
+    // A root made by an older mem, with a line of the user's own.
+    let old = "# Derived, per-device data written by mem: never commit it.\n.state.json\n.state.json.*\n.cache/\n.trash/\nscratch.txt";
+    fs::write(env.project().join(".gitignore"), old).unwrap();
+    env.mem(["remember", "facts/a", "Node 22 runs the build everywhere."]).assert().success();
+    env.mem_at(["remember", "facts/a", "Node 24 runs the build everywhere."], 60_000)
+        .assert()
+        .success();
+    // Nothing changes it but the explicit command; inspect points to it.
+    env.mem(["init"]).assert().success();
+    assert_eq!(fs::read_to_string(env.project().join(".gitignore")).unwrap(), old);
+    env.mem(["inspect"])
+        .assert()
+        .success()
+        .stdout(contains("lacks .history/: `mem init --update-gitignore` adds it"));
+    let out = env.json(["init", "--update-gitignore"]);
+    assert_eq!(out["action"], "updated");
+    assert_eq!(out["gitignore_added"], serde_json::json!([".history/"]));
+    let after = fs::read_to_string(env.project().join(".gitignore")).unwrap();
+    assert!(after.starts_with(&format!("{old}\n")), "{after}");
+    assert!(after.ends_with("\n.history/\n"), "{after}");
+    assert!(!staged(&env).contains(".history"));
+    // Again: not a byte changes.
+    let out = env.json(["init", "--update-gitignore"]);
+    assert_eq!(out["action"], "unchanged");
+    assert_eq!(fs::read_to_string(env.project().join(".gitignore")).unwrap(), after);
+    let shown = env.stdout(["inspect"]);
+    assert!(!shown.contains("lacks"), "{shown}");
+}
+
+#[test]
+fn a_new_root_ignores_history() {
+    let env = Env::new();
+    env.mem(["init"]).assert().success();
+    let ignore = fs::read_to_string(Path::new(&env.project()).join(".gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == ".history/"), "{ignore}");
+    assert_eq!(env.json(["init", "--update-gitignore"])["gitignore_added"], serde_json::json!([]));
 }
