@@ -67,7 +67,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // it (atomically, never through a link) only once it parses.
     let template = match &before {
         Some(text) => text.clone(),
-        None => TEMPLATE.replace("{id}", &rel.file()).replace("{now}", &ctx.now_ms.to_string()),
+        None => TEMPLATE
+            .replace("{id}", &rel.file())
+            .replace("{kind}", crate::model::memory::default_kind(&rel))
+            .replace("{now}", &ctx.now_ms.to_string()),
     };
     let draft = file.with_file_name(format!(".{}.draft.md", rel.slug));
     crate::store::write::write_atomic(&root.dir, &draft, template.as_bytes())?;

@@ -107,6 +107,23 @@ fn an_edit_that_moves_a_memory_across_the_rule_boundary_says_so() {
     assert!(env.read("facts/x.md").contains("kind: rule\n"));
 }
 
+#[cfg(unix)]
+#[test]
+fn a_new_memory_from_edit_starts_with_its_folders_kind() {
+    let env = git_project();
+    let script = env.tmp.path().join("write");
+    fs::write(
+        &script,
+        "#!/bin/sh\nsed -i 's/^# Title$/# The CSV export is in local time/' \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    env.mem(["edit", "pitfalls/tz"]).env("EDITOR", &script).assert().success();
+    assert!(env.read("pitfalls/tz.md").contains("\nkind: pitfall\n"));
+    assert_eq!(paths(&env.json(["list", "--kind", "pitfall"])), ["pitfalls/tz.md"]);
+}
+
 #[test]
 fn a_category_near_an_existing_one_is_refused_until_asked_for() {
     let env = git_project();
