@@ -106,7 +106,8 @@ mod tests {
         assert_eq!(near_categories("fact", &existing), ["facts"]);
         assert_eq!(near_categories("rule", &existing), ["rules"]);
         assert_eq!(near_categories("pitfals", &existing), ["pitfalls"]);
-        assert_eq!(near_categories("prefrences", &existing), ["preferences"]);
+        // Nearest first.
+        assert_eq!(near_categories("prefrences", &existing), ["preferences", "references"]);
         assert!(near_categories("decisions", &existing).is_empty());
         assert!(near_categories("runbooks", &existing).is_empty());
         assert!(near_categories("ci", &["db", "cd"]).is_empty());
