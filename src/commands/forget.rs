@@ -169,8 +169,9 @@ fn check_restorable<'a>(ctx: &'a Context, rel: &RelPath) -> Result<(&'a Root, Pa
         .into_iter()
         .find_map(|root| newest_trashed(&trash_dir(&root.dir, rel), &rel.slug).map(|f| (root, f)));
     let Some((root, from)) = found else {
+        let ask = crate::commands::naming::nearest_trashed(ctx, rel);
         return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
-            .hint("`mem trash` lists what can be restored"));
+            .hint(ask.unwrap_or_else(|| "`mem trash` lists what can be restored".to_string())));
     };
     if rel.under(&root.dir).symlink_metadata().is_ok() {
         return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(

@@ -86,6 +86,17 @@ pub fn nearest_memories(ctx: &Context, rel: &RelPath, as_agent: bool) -> Option<
     did_you_mean(&near.iter().map(|p| p.to_string()).collect::<Vec<_>>())
 }
 
+/// "did you mean …?" naming the trashed memories of the selected roots
+/// nearest to `rel` (what `mem restore` could bring back); None when none is.
+pub fn nearest_trashed(ctx: &Context, rel: &RelPath) -> Option<String> {
+    let trash = crate::commands::trash::run(ctx, &Default::default()).ok()?.trashed;
+    let mut paths: Vec<&str> = trash.iter().map(|t| t.path.trim_end_matches(".md")).collect();
+    paths.sort();
+    paths.dedup();
+    let near = near_paths(&format!("{}/{}", rel.category, rel.slug), &paths);
+    did_you_mean(&near.iter().map(|p| p.to_string()).collect::<Vec<_>>())
+}
+
 /// Whether the memory `text` at `rel` is a hard rule (false when it does
 /// not parse: it is not injected then either).
 pub fn is_rule(rel: &RelPath, text: &str) -> bool {

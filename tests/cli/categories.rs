@@ -188,6 +188,9 @@ fn a_path_that_is_not_there_suggests_the_nearest_memories() {
     let err: serde_json::Value = serde_json::from_slice(&err.stdout).unwrap();
     assert_eq!(err["error"], "facts/tmp.md: no such memory");
     assert_eq!(err["hint"], "did you mean facts/temp?");
+    // restore looks in the trash.
+    env.mem(["forget", "facts/temp"]).assert().success();
+    env.mem(["restore", "facts/tmp"]).assert().code(2).stderr(contains("did you mean facts/temp?"));
     // Nothing near: the usual hint.
     env.mem(["forget", "decisions/orm"])
         .assert()
