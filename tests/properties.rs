@@ -216,3 +216,61 @@ proptest! {
         prop_assert_eq!(&again, &one);
     }
 }
+
+/// A word of a plain-text sentence: letters, or text with angle brackets
+/// that only looks like HTML (`Vec<String>`, `<T>`, a lone `<`, `<br>`).
+fn sentence_word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,8}",
+        "[A-Z][a-z]{0,5}<[A-Z][a-z]{0,5}>",
+        "<[A-Z]>",
+        "[a-z]{1,3}<[a-z0-9]{1,3}>>?",
+        Just("<".to_string()),
+        Just(">".to_string()),
+        Just("<br>".to_string()),
+        Just("</p>".to_string()),
+        "<[a-z]{1,5}/>",
+    ]
+}
+
+/// How a plain word may be written in Markdown, its text unchanged.
+fn marked(word: &str, style: u8) -> String {
+    match style {
+        0 => format!("*{word}*"),
+        1 => format!("**{word}**"),
+        2 => format!("`{word}`"),
+        3 => format!("[{word}](https://example.com/{word})"),
+        _ => word.to_string(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_derived_summary_keeps_every_word_of_the_first_sentence(
+        first in "[a-z]{1,8}",
+        words in proptest::collection::vec((sentence_word(), 0u8..8), 0..12),
+        heading in proptest::option::of("[a-z]{1,8}( [a-z<>]{1,8}){0,3}"),
+        rest in "[a-z .]{0,30}",
+    ) {
+        let plain: Vec<String> = std::iter::once(first.clone())
+            .chain(words.iter().map(|(w, _)| w.clone()))
+            .collect();
+        let sentence = plain.join(" ");
+        prop_assume!(sentence.chars().count() <= mem::model::memory::SUMMARY_MAX);
+        // Only the letter words are dressed in Markdown; the rest is as typed.
+        let written: Vec<String> = std::iter::once(first)
+            .chain(words.iter().map(|(w, style)| match w.chars().all(|c| c.is_ascii_lowercase()) {
+                true => marked(w, *style),
+                false => w.clone(),
+            }))
+            .collect();
+        let mut body = String::new();
+        if let Some(h) = &heading {
+            body.push_str(&format!("# {h}\n\n"));
+        }
+        body.push_str(&format!("{}.\n\n{rest}\n", written.join(" ")));
+        let doc = Document::parse(&body).unwrap();
+        let (m, _) = Memory::from_document(RelPath::parse("facts/x").unwrap(), Scope::Project, &doc, 0);
+        prop_assert_eq!(&m.summary, &format!("{sentence}."), "body {:?}", body);
+    }
+}

@@ -45,6 +45,10 @@ pub struct Args {
     /// Save text that looks like a credential anyway
     #[arg(long)]
     pub allow_secret: bool,
+    /// Create the category of a new memory even though its name is close to
+    /// one that exists (refused otherwise, as a likely typo)
+    #[arg(long)]
+    pub new_category: bool,
 }
 
 /// What happened.
@@ -59,6 +63,9 @@ pub struct Report {
     /// The previous text, saved in `.history/`.
     pub history_file: Option<PathBuf>,
     pub compiled: Vec<String>,
+    /// What the edit changed besides the text: a category it made, a memory
+    /// that became or stopped being a hard rule.
+    pub notes: Vec<String>,
 }
 
 /// Why a saved draft is not a memory yet: its line (1-based) and what is wrong.
@@ -80,6 +87,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     // Checked before the editor opens: a link would only be refused on save.
     crate::store::write::check_target(&root.dir, &file)?;
+    // So is a new memory's category: a near miss of one that exists is refused.
+    let new_category = match file.is_file() {
+        true => None,
+        false => crate::commands::naming::new_category(ctx, root, &rel, args.new_category)?,
+    };
     let draft = draft_path(&root.dir, &rel);
     let pending = crate::store::files::text(&root.dir, &draft)?;
     let report = |action, resumed, history_file, compiled| Report {
@@ -89,6 +101,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         resumed,
         history_file,
         compiled,
+        notes: Vec::new(),
     };
     if args.discard {
         if pending.is_none() {
@@ -117,6 +130,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         (None, Some(text)) => text.clone(),
         (None, None) => TEMPLATE
             .replace("{id}", &rel.file())
+            .replace("{kind}", crate::model::memory::default_kind(&rel))
             .replace("{now}", &crate::base::time::iso_ms(ctx.now_ms)),
     };
     if pending.is_none() {
@@ -176,7 +190,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     crate::store::trust::wrote(&ctx.roots.global.dir, root, &rel, old, after.as_bytes());
     remove_file(&root.dir, &draft)?;
     let compiled = refresh(root)?.0;
-    Ok(report(action, resumed, history_file, compiled))
+    let notes =
+        crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
+    Ok(Report { notes, ..report(action, resumed, history_file, compiled) })
 }
 
 /// `after` with `updated` set to `at`, written in the form the file uses,
@@ -323,6 +339,9 @@ impl crate::output::Report for Report {
         }
         if !self.compiled.is_empty() {
             out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
         }
         out
     }

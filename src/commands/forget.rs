@@ -24,6 +24,10 @@ pub struct Args {
     /// Show what would move; change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Asked for by an agent (`mem mcp`): a "did you mean" names only the
+    /// memories its role sees.
+    #[arg(skip)]
+    pub as_agent: bool,
 }
 
 /// Bring back the newest trashed copy of a memory.
@@ -76,9 +80,7 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let rel = RelPath::parse(&args.path)?;
     let Some((root, from)) = ctx.locate(&rel)? else {
-        return Err(
-            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
-        );
+        return Err(crate::commands::naming::no_such_memory(ctx, &rel, args.as_agent));
     };
     if args.dry_run {
         let to = crate::store::write::trash_file(&root.dir, &rel, ctx.now_ms);
@@ -167,8 +169,9 @@ fn check_restorable<'a>(ctx: &'a Context, rel: &RelPath) -> Result<(&'a Root, Pa
         .into_iter()
         .find_map(|root| newest_trashed(&trash_dir(&root.dir, rel), &rel.slug).map(|f| (root, f)));
     let Some((root, from)) = found else {
+        let ask = crate::commands::naming::nearest_trashed(ctx, rel);
         return Err(Error::input(format!("{rel}: nothing in the trash to restore"))
-            .hint("`mem trash` lists what can be restored"));
+            .hint(ask.unwrap_or_else(|| "`mem trash` lists what can be restored".to_string())));
     };
     if rel.under(&root.dir).symlink_metadata().is_ok() {
         return Err(Error::input(format!("{rel} exists; restoring would overwrite it")).hint(

@@ -86,8 +86,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let live = ctx.locate(&rel)?;
     let versions = versions(ctx, &rel)?;
     if live.is_none() && versions.is_empty() {
+        let ask = crate::commands::naming::nearest_memories(ctx, &rel, false);
         return Err(Error::input(format!("{rel}: no such memory and no saved versions"))
-            .hint("check the path with `mem list`"));
+            .hint(ask.unwrap_or_else(|| "check the path with `mem list`".to_string())));
     }
     let root = live.map(|(r, _)| r.scope).or(versions.first().map(|v| v.0));
     let limit = args.limit.map_or(usize::MAX, |n| n as usize);

@@ -23,11 +23,17 @@ const GITIGNORE: &str = include_str!("../../templates/gitignore");
 
 /// Create a memory root (the project's `.memory/`, or the global one with --global).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  mem init\n  mem init --lang zh\n  mem init --global")]
+#[command(
+    after_help = "Examples:\n  mem init\n  mem init --lang zh\n  mem init --global\n  mem init --update-gitignore   add what a newer mem ignores to an existing root's .gitignore"
+)]
 pub struct Args {
     /// Language of the ROOT.md template
     #[arg(long, value_enum, default_value = "en")]
     pub lang: Lang,
+    /// On an existing root: add to its .gitignore the lines `mem init` writes
+    /// today that it lacks (such as `.history/`); no other line is touched
+    #[arg(long)]
+    pub update_gitignore: bool,
 }
 
 /// The languages templates exist for.
@@ -59,16 +65,13 @@ pub struct Report {
     /// The root's folder (`dir` in JSON, as in `stats` and `inspect`).
     #[serde(rename = "dir")]
     pub root: PathBuf,
-    /// False when the root was there already (nothing was changed); in
-    /// JSON `action`: `created` or `unchanged`.
-    #[serde(rename = "action", serialize_with = "action")]
-    pub created: bool,
+    /// `created`, `unchanged` (the root was there already), or `updated`
+    /// (it was, and `--update-gitignore` added lines to its .gitignore).
+    pub action: &'static str,
     pub lang: Lang,
     pub categories: Vec<&'static str>,
-}
-
-fn action<S: serde::Serializer>(created: &bool, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(if *created { "created" } else { "unchanged" })
+    /// The lines `--update-gitignore` added to an existing root's .gitignore.
+    pub gitignore_added: Vec<String>,
 }
 
 /// Create the root.
@@ -80,9 +83,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     let root_md = dir.join("ROOT.md");
     if root_md.symlink_metadata().is_ok() {
-        // As `git init` in a repository: said, nothing changed, no error.
-        let (created, lang, categories) = (false, args.lang, Vec::new());
-        return Ok(Report { scope, root: dir, created, lang, categories });
+        // As `git init` in a repository: said, nothing changed, no error
+        // (but the .gitignore, when asked to).
+        let gitignore_added = match args.update_gitignore {
+            true => update_gitignore(&dir)?,
+            false => Vec::new(),
+        };
+        let action = if gitignore_added.is_empty() { "unchanged" } else { "updated" };
+        let (lang, categories) = (args.lang, Vec::new());
+        return Ok(Report { scope, root: dir, action, lang, categories, gitignore_added });
     }
     let template = root_template(scope, args.lang);
     write_atomic(&dir, &root_md, template.as_bytes())?;
@@ -104,12 +113,72 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // `mem compile --check` and the pre-commit hook as it is.
     crate::commands::compile::refresh(&crate::model::roots::Root { scope, dir: dir.clone() })?;
     let categories = DEFAULT_CATEGORIES.to_vec();
-    Ok(Report { scope, root: dir, created: true, lang: args.lang, categories })
+    let (action, gitignore_added) = ("created", Vec::new());
+    Ok(Report { scope, root: dir, action, lang: args.lang, categories, gitignore_added })
+}
+
+/// The ignore lines of the generated `.gitignore` (its comments left out).
+fn ignore_lines() -> impl Iterator<Item = &'static str> {
+    GITIGNORE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+}
+
+/// The generated `.gitignore`'s lines that `existing` lacks (a line is there
+/// when some line of it reads the same, trimmed).
+pub fn missing_ignores(existing: &str) -> Vec<&'static str> {
+    ignore_lines().filter(|want| !existing.lines().any(|l| l.trim() == *want)).collect()
+}
+
+/// The generated `.gitignore`'s lines that the root in `dir` lacks (all of
+/// them when it has none; none when it cannot be read).
+pub fn gitignore_lacks(dir: &std::path::Path) -> Vec<String> {
+    let text = match crate::store::files::text(dir, &dir.join(".gitignore")) {
+        Ok(Some(text)) => text,
+        Ok(None) => String::new(),
+        Err(_) => return Vec::new(),
+    };
+    missing_ignores(&text).into_iter().map(str::to_string).collect()
+}
+
+/// Add to the root's `.gitignore` the generated lines it lacks, after its
+/// last line, every other byte as it was (a missing file is written whole);
+/// returns the lines added.
+fn update_gitignore(dir: &std::path::Path) -> Result<Vec<String>> {
+    let path = dir.join(".gitignore");
+    let _lock = crate::store::write::lock_root(dir)?;
+    let Some(text) = crate::store::files::text(dir, &path)? else {
+        write_atomic(dir, &path, GITIGNORE.as_bytes())?;
+        return Ok(ignore_lines().map(str::to_string).collect());
+    };
+    let missing = missing_ignores(&text);
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = text.clone();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("# Added by `mem init --update-gitignore`.\n");
+    for line in &missing {
+        out.push_str(line);
+        out.push('\n');
+    }
+    write_atomic(dir, &path, out.as_bytes())?;
+    Ok(missing.into_iter().map(str::to_string).collect())
 }
 
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
-        if !self.created {
+        let gitignore = self.root.join(".gitignore");
+        if self.action == "updated" {
+            return format!(
+                "{} is already a {} memory root; added to {}: {}\n",
+                style.path(&self.root.display().to_string()),
+                self.scope.name(),
+                style.path(&gitignore.display().to_string()),
+                self.gitignore_added.join(", "),
+            );
+        }
+        if self.action == "unchanged" {
             return format!(
                 "{} is already a {} memory root; nothing changed (edit its ROOT.md by hand)\n",
                 style.path(&self.root.display().to_string()),
@@ -128,6 +197,22 @@ impl crate::output::Report for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_generated_gitignore_ignores_history_and_every_line_is_found_again() {
+        assert!(ignore_lines().any(|l| l == ".history/"));
+        assert!(missing_ignores(GITIGNORE).is_empty());
+        let old = "# mine\n.state.json\n  .cache/  \n.trash/\nnotes.txt\n";
+        assert_eq!(missing_ignores(old), [".state.json.*", ".history/"]);
+    }
+
+    #[test]
+    fn every_default_category_implies_a_kind() {
+        for category in DEFAULT_CATEGORIES {
+            let kinds = crate::model::memory::CATEGORY_KINDS;
+            assert!(kinds.iter().any(|(c, _)| *c == category), "{category}");
+        }
+    }
 
     #[test]
     fn templates_hold_both_empty_regions() {

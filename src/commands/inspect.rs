@@ -57,6 +57,10 @@ pub struct RootInfo {
     #[serde(rename = "memory_count")]
     pub memories: usize,
     pub categories: BTreeMap<String, usize>,
+    /// For the project root: the lines `mem init` writes into `.gitignore`
+    /// that its `.gitignore` lacks (`mem init --update-gitignore` adds them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gitignore_lacks: Vec<String>,
 }
 
 /// The overview.
@@ -128,9 +132,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     match &args.path {
         None => Ok(Report::Overview(overview(ctx, tree))),
-        Some(path) => {
-            detail(ctx, &tree, &RelPath::parse(path)?).map(|d| Report::Detail(Box::new(d)))
-        }
+        Some(path) => detail(ctx, &tree, &RelPath::parse(path)?, args.as_agent)
+            .map(|d| Report::Detail(Box::new(d))),
     }
 }
 
@@ -163,12 +166,17 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
                 *categories.entry(m.path.category.clone()).or_insert(0) += 1;
                 memories += 1;
             }
+            let gitignore_lacks = match root.scope == Scope::Project && root.exists() {
+                true => crate::commands::init::gitignore_lacks(&root.dir),
+                false => Vec::new(),
+            };
             RootInfo {
                 scope: root.scope,
                 dir: root.dir.clone(),
                 exists: root.exists(),
                 memories,
                 categories,
+                gitignore_lacks,
             }
         })
         .collect();
@@ -195,16 +203,14 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
     Overview { roots, shadowed, problems, notes: Vec::new() }
 }
 
-fn detail(ctx: &Context, tree: &Tree, rel: &RelPath) -> Result<Detail> {
+fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<Detail> {
     let Some(memory) = tree.memories.iter().find(|m| &m.path == rel) else {
         if let Some(p) = tree.problems.iter().find(|p| p.path.ends_with(rel.file())) {
             return Err(
                 Error::input(p.to_string()).hint("fix the file by hand; mem left it as it is")
             );
         }
-        return Err(
-            Error::input(format!("{rel}: no such memory")).hint("check the path with `mem list`")
-        );
+        return Err(crate::commands::naming::no_such_memory(ctx, rel, as_agent));
     };
     let (root, file) =
         ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
@@ -286,6 +292,13 @@ fn human_overview(o: &Overview, style: &Style) -> String {
         ));
         for (cat, n) in &r.categories {
             out.push_str(&format!("  {cat:<20} {n}\n"));
+        }
+        if !r.gitignore_lacks.is_empty() {
+            out.push_str(&format!(
+                "  its .gitignore lacks {}: `mem init --update-gitignore` adds {}\n",
+                r.gitignore_lacks.join(", "),
+                if r.gitignore_lacks.len() == 1 { "it" } else { "them" },
+            ));
         }
     }
     if !o.shadowed.is_empty() {

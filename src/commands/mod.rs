@@ -1,5 +1,6 @@
 //! One module per verb, plus what several share (`agent`: what may reach an
-//! agent; `staged`: what a commit will hold). Each verb has its clap
+//! agent; `staged`: what a commit will hold; `naming`: what is said of
+//! a name that is new, mistyped or crosses the hard-rule boundary). Each verb has its clap
 //! `Args`, a `run` that does the work and returns a report, and the
 //! report's human rendering; [`crate::cli`] parses the command line and
 //! calls them.
@@ -25,6 +26,7 @@ pub mod list;
 pub mod mcp;
 pub mod merge_driver;
 pub mod model;
+pub mod naming;
 pub mod prompt;
 pub mod recall;
 pub mod remember;

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::compile::refresh;
+use crate::commands::naming;
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
@@ -28,6 +29,10 @@ pub struct Args {
     /// Show what would move and which memories would be relinked; change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Create the new path's category even though its name is close to one
+    /// that exists (refused otherwise, as a likely typo)
+    #[arg(long)]
+    pub new_category: bool,
 }
 
 /// What moved.
@@ -46,6 +51,9 @@ pub struct Report {
     /// Memories whose `supersedes` or `superseded_by` now name the new path.
     pub relinked: Vec<String>,
     pub compiled: Vec<String>,
+    /// What the move changed besides the path: a category it made, a memory
+    /// that became or stopped being a hard rule.
+    pub notes: Vec<String>,
     #[serde(skip)]
     warnings: Vec<String>,
 }
@@ -59,9 +67,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         );
     }
     let Some((root, _)) = ctx.locate(&from)? else {
-        return Err(
-            Error::input(format!("{from}: no such memory")).hint("check the path with `mem list`")
-        );
+        return Err(naming::no_such_memory(ctx, &from, false));
     };
     let _lock = if args.dry_run { None } else { Some(lock_root(&root.dir)?) };
     let Some((root, source)) = ctx.locate(&from)? else {
@@ -81,6 +87,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input(format!("{to} exists; renaming would overwrite it"))
             .hint("pick another name, or forget that memory first"));
     }
+    let mut notes: Vec<String> =
+        crate::commands::naming::new_category(ctx, root, &to, args.new_category)?
+            .into_iter()
+            .collect();
+    let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
+    let (was, now) = (naming::is_rule(&from, &bytes), naming::is_rule(&to, &bytes));
+    notes.extend(naming::rule_change(&to, was, now));
     let (old, new) = (from.file(), to.file());
     // The index knows every memory's links: only those naming the old path
     // are read.
@@ -110,10 +123,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             file: target,
             relinked,
             compiled,
+            notes,
             warnings,
         });
     }
-    let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
     // Everything that needs room on the disk is written first, beside its
     // place: the moved file with its `id:` (the relative path) following it,
     // each memory that links to it with the link following, and what each
@@ -162,7 +175,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         undo_links.push((rel, text, after, back));
     }
     let mut warnings = keep_history(&root.dir, &from, &to);
-    let (compiled, notes) = match refresh(root) {
+    let (compiled, refreshed) = match refresh(root) {
         Ok(done) => done,
         Err(e) => {
             // The indexes must follow, or the rename is undone (by renames).
@@ -195,7 +208,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             ));
         }
     };
-    warnings.extend(notes);
+    warnings.extend(refreshed);
     // Hit counts follow the memory; they are derived data: a failure is said.
     if crate::store::state::load(&root.dir).0.hits.contains_key(&old) {
         match crate::store::state::update(&root.dir, ctx.now_ms, |state| {
@@ -215,6 +228,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         file: target,
         relinked,
         compiled,
+        notes,
         warnings,
     })
 }
@@ -285,6 +299,9 @@ impl crate::output::Report for Report {
         }
         if !self.compiled.is_empty() {
             out.push_str(&format!("  recompiled: {}\n", self.compiled.join(", ")));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
         }
         out
     }

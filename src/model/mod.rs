@@ -2,7 +2,8 @@
 //! YAML and body ([`frontmatter`]), one memory parsed and defaulted
 //! ([`memory`]), generated regions ([`regions`]) and the text generated
 //! into them ([`compile`]), path globs ([`glob`]) and the git merge
-//! driver's text ([`merge`]). Text in, text out; the exceptions look at the
+//! driver's text ([`merge`]), and the names near a name for "did you mean"
+//! ([`nearest`]). Text in, text out; the exceptions look at the
 //! file system without reading a memory: finding the roots (`roots`) and a
 //! name's case twins in a folder (`relpath`). Reading and writing memory
 //! files is [`crate::store`]'s.
@@ -12,6 +13,7 @@ pub mod frontmatter;
 pub mod glob;
 pub mod memory;
 pub mod merge;
+pub mod nearest;
 pub mod regions;
 pub mod relpath;
 pub mod roots;

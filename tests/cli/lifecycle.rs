@@ -142,7 +142,7 @@ fn supersede_links_both_memories_and_hides_nothing_on_disk() {
     assert_eq!(detail["superseded_by_chain"][0]["path"], "decisions/orm-drizzle.md");
     let detail = env.json(["inspect", "decisions/orm-drizzle"]);
     assert_eq!(detail["supersedes_chain"][0]["path"], "decisions/orm-prisma.md");
-    assert_eq!(detail["memory"]["kind"], "fact");
+    assert_eq!(detail["memory"]["kind"], "decision");
     assert_eq!(detail["body"], "We use Drizzle.\n");
 }
 

@@ -1,6 +1,7 @@
 //! One integration-test binary: every file in this folder is a module here.
 
 mod cache;
+mod categories;
 mod compile;
 mod concurrency;
 mod context;

@@ -26,13 +26,13 @@ pub(super) fn hidden(ctx: &Context, path: &str) -> bool {
 }
 
 /// A read or a removal of another role's memory: answered word for word
-/// as for a memory that is not there.
+/// as for a memory that is not there (its "did you mean" names only what
+/// the role sees).
 pub(super) fn refuse_hidden(ctx: &Context, path: &str) -> Result<()> {
-    if hidden(ctx, path) {
-        let shown = RelPath::parse(path).map(|r| r.file()).unwrap_or_else(|_| path.to_string());
-        return Err(
-            Error::input(format!("{shown}: no such memory")).hint("check the path with `mem list`")
-        );
+    if hidden(ctx, path)
+        && let Ok(rel) = RelPath::parse(path)
+    {
+        return Err(crate::commands::naming::no_such_memory(ctx, &rel, true));
     }
     Ok(())
 }

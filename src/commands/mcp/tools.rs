@@ -67,6 +67,9 @@ struct RememberParams {
     /// Private to this agent role (only agents acting as it see the memory); omit it for a
     /// memory every agent shares
     role: Option<String>,
+    /// true: create the category even though its name is close to one that exists (a new
+    /// category within two edits of an existing one is refused as a likely typo)
+    new_category: Option<bool>,
 }
 
 /// memory_context's arguments.
@@ -197,6 +200,7 @@ impl Server {
             role: p.role.filter(|r| !r.is_empty()),
             supersedes: p.supersedes,
             allow_secret: false,
+            new_category: p.new_category == Some(true),
             as_agent: true,
         };
         answer(
@@ -253,7 +257,7 @@ impl Server {
     /// memory_remember with supersedes, which keeps the history.
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
-        let args = forget::Args { path: p.path, dry_run: false };
+        let args = forget::Args { path: p.path, dry_run: false, as_agent: true };
         answer(
             "forget",
             self.context().and_then(|ctx| {

@@ -48,6 +48,10 @@ pub struct Args {
     /// Save even though the text looks like it holds a credential
     #[arg(long)]
     pub allow_secret: bool,
+    /// Create the category even though its name is close to one that exists
+    /// (refused otherwise, as a likely typo)
+    #[arg(long)]
+    pub new_category: bool,
     /// Written by an agent acting as `$MEM_ROLE` (`mem mcp`): another role's
     /// private memories are not listed or named in the reply.
     #[arg(skip)]

@@ -66,7 +66,10 @@ pub(super) fn draft_create(
         // make an empty one nobody asked for.
         return Err(match flags {
             true => Error::input(format!("{rel}: no such memory to update")).hint(
-                "give its text as BODY (or `-` to read stdin) to create it; `mem list` shows what exists",
+                match crate::commands::naming::nearest_memories(ctx, rel, args.as_agent) {
+                    Some(ask) => format!("{ask} To create {rel}, give its text as BODY (or `-`)"),
+                    None => "give its text as BODY (or `-` to read stdin) to create it; `mem list` shows what exists".to_string(),
+                },
             ),
             false => Error::input(format!("nothing to remember for {rel}"))
                 .hint("give the text as BODY, or `-` to read stdin"),

@@ -55,6 +55,9 @@ pub struct Report {
     pub manifest: Vec<(String, String)>,
     /// Memories of the category not in `manifest`.
     pub manifest_more: usize,
+    /// What the write changed besides the memory: a category it made, a
+    /// memory that became or stopped being a hard rule.
+    pub notes: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -99,6 +102,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
         None => Some(draft_create(ctx, &rel, args, body)?),
     };
+    let mut notes = Vec::new();
+    if previous.is_none() {
+        notes.extend(crate::commands::naming::new_category(ctx, root, &rel, args.new_category)?);
+    }
     // What is there before the write: the index of every root (to find
     // near-duplicates by ranking, not by reading every file) and the
     // written root's memories as their frontmatter says.
@@ -130,6 +137,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms, &may_name));
             if let Some((old_text, old_doc)) = &previous {
+                let was = crate::commands::naming::is_rule(&rel, old_text);
+                notes.extend(crate::commands::naming::rule_change(&rel, was, memory.is_rule()));
                 let at = previous_updated(old_doc, &file);
                 history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
             }
@@ -176,6 +185,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         compiled,
         manifest,
         manifest_more,
+        notes,
         warnings,
     })
 }
@@ -261,6 +271,9 @@ impl crate::output::Report for Report {
         };
         let mut out = format!("{verb} {} {}\n", self.scope.name(), style.path(&self.path));
         out.push_str(&format!("  file: {}\n", self.file.display()));
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
         if let Some(h) = &self.history {
             out.push_str(&format!("  previous version saved: {}\n", h.display()));
         }

@@ -119,9 +119,21 @@ pub fn over_budget<'a>(
     })
 }
 
-/// `rule` under `rules/`, else `fact`.
+/// The kind a default category implies, as `(category, kind)`: a memory
+/// without `kind:` in one of these folders has that kind.
+pub const CATEGORY_KINDS: [(&str, &str); 6] = [
+    ("rules", "rule"),
+    ("decisions", "decision"),
+    ("pitfalls", "pitfall"),
+    ("preferences", "preference"),
+    ("references", "reference"),
+    ("facts", "fact"),
+];
+
+/// The kind of a memory whose file does not say: the one its default
+/// category implies (`pitfalls/` pitfall, …), else `fact`.
 pub fn default_kind(path: &RelPath) -> &'static str {
-    if path.category == "rules" { "rule" } else { "fact" }
+    CATEGORY_KINDS.iter().find(|(c, _)| *c == path.category).map_or("fact", |(_, k)| k)
 }
 
 /// Normalise a `category/slug` reference to end in `.md`.
@@ -209,6 +221,7 @@ pub fn first_heading(body: &str) -> Option<String> {
                 inside = false;
             }
             Event::Text(t) | Event::Code(t) if inside => title.push_str(&t),
+            Event::InlineHtml(t) if inside && !is_comment(&t) => title.push_str(&t),
             _ => {}
         }
     }
@@ -220,7 +233,9 @@ pub fn updated_of(text: &str) -> Option<i64> {
     Document::parse(text).ok()?.meta.get("updated").and_then(date_ms)
 }
 
-/// The first paragraph with text, flattened to one line of at most
+/// The first paragraph with text, without its Markdown syntax (emphasis
+/// markers, link targets, code backticks; text that only looks like HTML
+/// stays), flattened to one line of at most
 /// [`SUMMARY_MAX`] characters; withheld when the whole paragraph looks like
 /// it holds a credential (a cut could hide one from the check that follows).
 pub fn first_paragraph(body: &str) -> String {
@@ -241,11 +256,19 @@ pub fn first_paragraph(body: &str) -> String {
                 inside = false;
             }
             Event::Text(t) | Event::Code(t) if inside => text.push_str(&t),
+            Event::InlineHtml(t) if inside && !is_comment(&t) => text.push_str(&t),
             Event::SoftBreak | Event::HardBreak if inside => text.push(' '),
             _ => {}
         }
     }
     String::new()
+}
+
+/// An inline HTML comment (`<!-- … -->`): the one piece of inline HTML a
+/// derived title or summary leaves out. Anything else that looks like a tag
+/// (`Vec<String>`, `<T>`, `<br>`) is text a person wrote and is kept as written.
+fn is_comment(html: &str) -> bool {
+    html.starts_with("<!--")
 }
 
 /// Collapse runs of whitespace into single spaces and trim.
@@ -292,6 +315,28 @@ mod tests {
         assert_eq!(m.title, "k8s-version");
         assert_eq!(m.kind, "fact");
         assert_eq!(m.summary, "text");
+    }
+
+    #[test]
+    fn default_categories_imply_their_kind_unless_the_file_says() {
+        for (category, kind) in CATEGORY_KINDS {
+            let (m, _) = memory(&format!("{category}/x"), "text\n");
+            assert_eq!(m.kind, kind);
+        }
+        let (m, _) = memory("pitfalls/x", "---\nkind: lesson\n---\ntext\n");
+        assert_eq!(m.kind, "lesson");
+        let (m, _) = memory("notes/x", "text\n");
+        assert_eq!(m.kind, "fact");
+    }
+
+    #[test]
+    fn derived_text_keeps_what_only_looks_like_html() {
+        let (m, _) = memory(
+            "facts/vec",
+            "# `Option<T>` and <T>\n\nparse() returns Vec<String>, *not* a [map](http://x); a < b > c<br>x <!-- hidden -->end\n",
+        );
+        assert_eq!(m.title, "Option<T> and <T>");
+        assert_eq!(m.summary, "parse() returns Vec<String>, not a map; a < b > c<br>x end");
     }
 
     #[test]
