@@ -372,3 +372,23 @@ fn mv_export_and_import_keep_each_date_form() {
     assert!(imported.contains("created: 1791512156858\nupdated: 2026-11-01\n"), "{imported}");
     assert_eq!(other.json(["inspect", "facts/b"])["memory"]["updated"], 1_793_491_200_000_i64);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_kept_draft_is_not_committed_by_git_add_all() {
+    let env = Env::new();
+    let git = |args: &[&str]| {
+        let out =
+            std::process::Command::new("git").current_dir(env.work()).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    env.mem(["init"]).assert().success();
+    env.mem(["edit", "decisions/orm"]).env("VISUAL", writes(&env, "typo", TYPED)).assert().code(2);
+    assert!(draft(&env).is_file());
+    git(&["add", "-A"]);
+    let staged = git(&["diff", "--cached", "--name-only"]);
+    assert!(!staged.contains("draft"), "{staged}");
+    assert!(staged.contains(".memory/ROOT.md"), "{staged}");
+}
