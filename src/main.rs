@@ -15,10 +15,9 @@ fn main() -> ExitCode {
             let usage = err.use_stderr();
             if usage && std::env::args_os().any(|a| a == "--json") {
                 let text = err.render().to_string();
-                let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
-                let hint = "run `mem help` or `mem <command> --help` for the usage";
+                let (message, hint) = usage_error(&text);
                 eprint!("{text}");
-                print_error(first, Some(hint), 2);
+                print_error(&message, Some(&hint), 2);
                 return ExitCode::from(2);
             }
             err.exit();
@@ -36,6 +35,23 @@ fn main() -> ExitCode {
             ExitCode::from(err.exit_code() as u8)
         }
     }
+}
+
+/// A usage error as clap renders it, whole: the message (the missing
+/// argument, the value refused and the values there are) on one line, and
+/// clap's tip, if any, with the way to the usage.
+fn usage_error(text: &str) -> (String, String) {
+    let body = text.split("\nUsage:").next().unwrap_or(text);
+    let (mut message, mut tips) = (Vec::new(), Vec::new());
+    let said = |l: &&str| !l.is_empty() && !l.starts_with("For more information");
+    for line in body.lines().map(str::trim).filter(said) {
+        match line.strip_prefix("tip: ") {
+            Some(tip) => tips.push(tip.to_string()),
+            None => message.push(line.trim_start_matches("error: ").to_string()),
+        }
+    }
+    tips.push("run `mem help` or `mem <command> --help` for the usage".into());
+    (message.join(" "), tips.join("; "))
 }
 
 /// An error as `--json` writes it on stdout (`docs/json.md`).

@@ -19,10 +19,15 @@ pub struct Args {
     pub shell: Shell,
 }
 
-/// Print the man page (roff).
+/// Print the man page (roff): mem(1), or one command's page, mem-COMMAND(1).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  mem man > ~/.local/share/man/man1/mem.1")]
-pub struct ManArgs {}
+#[command(
+    after_help = "Examples:\n  mem man > ~/.local/share/man/man1/mem.1\n  mem man recall > ~/.local/share/man/man1/mem-recall.1\n  for c in $(mem help | sed -n 's/^  \\([a-z-]*\\) .*/\\1/p'); do mem man $c > mem-$c.1; done"
+)]
+pub struct ManArgs {
+    /// The command whose page to print (its name or alias)
+    pub command: Option<String>,
+}
 
 /// Generated text.
 #[derive(Debug, Serialize)]
@@ -39,10 +44,27 @@ pub fn run(ctx: &Context, args: &Args, mut cli: clap::Command) -> Result<Report>
 }
 
 /// The man page.
-pub fn man(ctx: &Context, _args: &ManArgs, cli: clap::Command) -> Result<Report> {
+pub fn man(ctx: &Context, args: &ManArgs, cli: clap::Command) -> Result<Report> {
     refuse_json(ctx)?;
+    let page = match &args.command {
+        None => cli,
+        Some(name) => {
+            let Some(sub) = cli.find_subcommand(name).filter(|s| !s.is_hide_set()) else {
+                let names: Vec<&str> = cli
+                    .get_subcommands()
+                    .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+                    .map(clap::Command::get_name)
+                    .collect();
+                return Err(Error::input(format!("no command `{name}`"))
+                    .hint(format!("the commands are: {}", names.join(", "))));
+            };
+            // Named as the main page's SEE ALSO names it: mem-recall(1).
+            let name = sub.get_name().to_string();
+            sub.clone().name(format!("mem-{name}")).bin_name(format!("mem {name}"))
+        }
+    };
     let mut buf = Vec::new();
-    clap_mangen::Man::new(cli)
+    clap_mangen::Man::new(page)
         .render(&mut buf)
         .map_err(|e| Error::input(format!("cannot render the man page: {e}")))?;
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::base::error::{Error, Result};
-use crate::model::memory::Memory;
+use crate::model::memory::{CATEGORY_KINDS, Memory};
 use crate::model::roots::Root;
 
 /// `--category`, `--kind`, `--tag`, `--role`.
@@ -41,10 +41,12 @@ impl Filter {
             && self.role.as_ref().is_none_or(|r| visible_to(m, Some(r)))
     }
 
-    /// A `--category` that names no category of `roots` is an error that
-    /// lists the ones there are, not an empty answer. A category is a
+    /// A `--category` that names no category of `roots`, or a `--kind` no
+    /// memory has and no default category implies, is bad input (exit 2)
+    /// that lists the ones there are, not an empty answer. A category is a
     /// folder of a root: every memory of it lives there.
     pub fn check_category(&self, roots: &[&Root]) -> Result<()> {
+        self.check_kind(roots)?;
         let Some(category) = &self.category else { return Ok(()) };
         let folder = |r: &&Root| r.dir.join(category).symlink_metadata().is_ok_and(|m| m.is_dir());
         if roots.iter().any(folder) {
@@ -60,8 +62,27 @@ impl Filter {
             }
         }
         let have: Vec<String> = have.into_iter().collect();
-        Err(Error::not_found(format!("no category `{category}` in the selected roots"))
+        Err(Error::input(format!("no category `{category}` in the selected roots"))
             .hint(format!("the categories are: {}", have.join(", "))))
+    }
+
+    fn check_kind(&self, roots: &[&Root]) -> Result<()> {
+        let Some(kind) = &self.kind else { return Ok(()) };
+        let known = |k: &str| CATEGORY_KINDS.iter().any(|(_, d)| d.eq_ignore_ascii_case(k));
+        if known(kind) {
+            return Ok(());
+        }
+        // A kind of the person's own: valid when some memory has it.
+        let tree = crate::index::scan_all(roots);
+        if tree.memories.iter().any(|m| m.kind.eq_ignore_ascii_case(kind)) {
+            return Ok(());
+        }
+        let mut kinds: BTreeSet<String> =
+            CATEGORY_KINDS.iter().map(|(_, k)| k.to_string()).collect();
+        kinds.extend(tree.memories.iter().map(|m| m.kind.to_lowercase()));
+        let kinds: Vec<String> = kinds.into_iter().collect();
+        Err(Error::input(format!("no kind `{kind}`"))
+            .hint(format!("the kinds are: {}", kinds.join(", "))))
     }
 }
 

@@ -250,13 +250,12 @@ fn update_gitignore_adds_only_its_missing_lines_once() {
     // Nothing changes it but the explicit command; inspect points to it.
     env.mem(["init"]).assert().success();
     assert_eq!(fs::read_to_string(env.project().join(".gitignore")).unwrap(), old);
-    env.mem(["inspect"])
-        .assert()
-        .success()
-        .stdout(contains("lacks .history/: `mem init --update-gitignore` adds it"));
+    env.mem(["inspect"]).assert().success().stdout(contains(
+        "lacks */.*.draft.md, .history/: `mem init --update-gitignore` adds them",
+    ));
     let out = env.json(["init", "--update-gitignore"]);
     assert_eq!(out["action"], "updated");
-    assert_eq!(out["gitignore_added"], serde_json::json!([".history/"]));
+    assert_eq!(out["gitignore_added"], serde_json::json!(["*/.*.draft.md", ".history/"]));
     let after = fs::read_to_string(env.project().join(".gitignore")).unwrap();
     assert!(after.starts_with(&format!("{old}\n")), "{after}");
     assert!(after.ends_with("\n.history/\n"), "{after}");

@@ -275,7 +275,7 @@ fn list_limits_and_filters_by_tag_and_role_and_names_a_missing_category() {
         .stderr(predicates::str::contains("no memory matches"));
     env.mem(["list", "--category", "nonexistent"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains("no category `nonexistent`"))
         .stderr(predicates::str::contains("decisions"));
     env.mem(["list", "-n", "0"]).assert().code(2);

@@ -5,6 +5,7 @@ mod categories;
 mod compile;
 mod concurrency;
 mod context;
+mod conventions;
 mod editing;
 mod env;
 mod errors;

@@ -37,7 +37,7 @@ fn the_same_filters_narrow_list_recall_export_clean_and_stats() {
         if command == "recall" {
             args.push("database");
         }
-        env.mem(&args).assert().code(1).stderr(contains("no category `nonexistent`"));
+        env.mem(&args).assert().code(2).stderr(contains("no category `nonexistent`"));
     }
 }
 
