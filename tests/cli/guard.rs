@@ -9,7 +9,10 @@ use crate::env::Env;
 #[test]
 fn weak_text_is_saved_with_warnings() {
     let env = Env::with_project();
-    env.mem(["remember", "facts/short", "tiny"]).assert().success().stderr(contains("too short"));
+    env.mem(["remember", "facts/short", "tiny"])
+        .assert()
+        .success()
+        .stderr(contains("too short (4 letters)"));
     env.mem([
         "remember",
         "facts/now",

@@ -133,7 +133,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             refuse_secrets(&rel, &text, args.allow_secret)?;
             let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
             if given_text {
-                warnings.extend(quality::check(&format!("{}\n{}", memory.summary, memory.body)));
+                // A summary derived from the body is the body's own text:
+                // counted once, not twice.
+                let text = match memory.summary_derived {
+                    true => memory.body.clone(),
+                    false => format!("{}\n{}", memory.summary, memory.body),
+                };
+                warnings.extend(quality::check(&text));
             }
             warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms, &may_name));
             if let Some((old_text, old_doc)) = &previous {
