@@ -8,6 +8,8 @@ use clap::Parser;
 use mem::cli::Cli;
 
 fn main() -> ExitCode {
+    // `COMPLETE=<shell> mem …`: the shell asking for completions (see `mem completions`).
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -1,7 +1,13 @@
 //! `mem completions <shell>` and `mem man`: generated from the clap
-//! definitions, so they never drift from the real options.
+//! definitions, so they never drift from the real options. Completion is
+//! dynamic (clap's `COMPLETE=<shell> mem`): the shell asks `mem` itself,
+//! so memory paths and categories complete as they are on disk now.
+
+use std::ffi::OsStr;
 
 use clap_complete::Shell;
+use clap_complete::engine::CompletionCandidate;
+use clap_complete::env::EnvCompleter;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
@@ -11,7 +17,7 @@ use crate::settings::Context;
 /// Print a shell completion script.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem completions bash > ~/.local/share/bash-completion/completions/mem\n  mem completions zsh > ~/.zfunc/_mem\n  mem completions fish > ~/.config/fish/completions/mem.fish"
+    after_help = "Examples:\n  mem completions bash > ~/.local/share/bash-completion/completions/mem\n  echo 'source <(mem completions zsh)' >> ~/.zshrc\n  mem completions fish > ~/.config/fish/completions/mem.fish\n\nThe script asks mem for each completion, so memory paths and categories\ncomplete as they are now."
 )]
 pub struct Args {
     /// The shell
@@ -35,12 +41,66 @@ pub struct Report {
     pub text: String,
 }
 
-/// The completion script.
-pub fn run(ctx: &Context, args: &Args, mut cli: clap::Command) -> Result<Report> {
+/// The completion script: it registers `mem` as its own completer.
+pub fn run(ctx: &Context, args: &Args, _cli: clap::Command) -> Result<Report> {
     refuse_json(ctx)?;
+    let shell: &dyn EnvCompleter = match args.shell {
+        Shell::Bash => &clap_complete::env::Bash,
+        Shell::Elvish => &clap_complete::env::Elvish,
+        Shell::Fish => &clap_complete::env::Fish,
+        Shell::PowerShell => &clap_complete::env::Powershell,
+        Shell::Zsh => &clap_complete::env::Zsh,
+        _ => {
+            return Err(Error::input("this shell has no completion script")
+                .hint("use bash, zsh, fish, elvish or powershell"));
+        }
+    };
     let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut cli, "mem", &mut buf);
+    shell
+        .write_registration("COMPLETE", "mem", "mem", "mem", &mut buf)
+        .map_err(|e| Error::input(format!("cannot write the completion script: {e}")))?;
     Ok(Report { text: String::from_utf8_lossy(&buf).into_owned() })
+}
+
+/// The memories of the roots seen from here, as `category/slug`, that
+/// start with what was typed; each with its title as the help.
+pub fn memory_paths(current: &OsStr) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy();
+    let Ok(ctx) = Context::resolve(&crate::settings::Options::default()) else { return Vec::new() };
+    let Ok(roots) = ctx.read_roots() else { return Vec::new() };
+    let tree = crate::index::scan_all(&roots);
+    let mut out: Vec<(String, String)> = tree
+        .memories
+        .iter()
+        .map(|m| (format!("{}/{}", m.path.category, m.path.slug), m.label()))
+        .filter(|(path, _)| path.starts_with(typed.as_ref()))
+        .collect();
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out.into_iter()
+        .map(|(path, label)| CompletionCandidate::new(path).help(Some(label.into())))
+        .collect()
+}
+
+/// The categories of the roots seen from here that start with what was typed.
+pub fn categories(current: &OsStr) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy();
+    let Ok(ctx) = Context::resolve(&crate::settings::Options::default()) else { return Vec::new() };
+    let Ok(roots) = ctx.read_roots() else { return Vec::new() };
+    let mut names = std::collections::BTreeSet::new();
+    for root in roots {
+        for entry in std::fs::read_dir(&root.dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let folder = entry.file_type().is_ok_and(|t| t.is_dir());
+            if folder
+                && crate::model::relpath::check_category(&name).is_ok()
+                && name.starts_with(typed.as_ref())
+            {
+                names.insert(name);
+            }
+        }
+    }
+    names.into_iter().map(CompletionCandidate::new).collect()
 }
 
 /// The man page.

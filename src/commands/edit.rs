@@ -38,6 +38,7 @@ Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG (created from a template if new)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub path: String,
     /// Drop the draft an earlier edit kept, without opening the editor
     #[arg(long)]

@@ -11,7 +11,7 @@ use crate::model::roots::Root;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Filter {
     /// Only this category
-    #[arg(long, short)]
+    #[arg(long, short, add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::categories))]
     pub category: Option<String>,
     /// Only this kind (fact, rule, decision, …)
     #[arg(long, short)]

@@ -20,6 +20,7 @@ use crate::store::write::{move_file, trash, trash_dir};
 )]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub path: String,
     /// Show what would move; change nothing
     #[arg(long)]

@@ -20,6 +20,7 @@ use crate::store::write::{history_dir, version_name};
 )]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub path: String,
     /// At most this many, newest first
     #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]

@@ -25,6 +25,7 @@ use crate::store::state::{self, Hits};
 #[command(after_help = "Examples:\n  mem inspect\n  mem inspect decisions/orm-drizzle --json")]
 pub struct Args {
     /// A memory, as CATEGORY/SLUG
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub path: Option<String>,
     /// Look for credentials in every memory file instead
     #[arg(long, conflicts_with = "path")]

@@ -23,6 +23,7 @@ use crate::store::write::{history_dir, lock_root, move_file, stage_atomic};
 )]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub from: String,
     /// Its new path, as CATEGORY/SLUG (in the same root)
     pub to: String,

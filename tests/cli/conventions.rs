@@ -152,3 +152,30 @@ fn a_usage_error_in_json_carries_the_whole_message() {
     let e = error(&["--json", "lsit"]);
     assert!(e["hint"].as_str().unwrap().contains("'list'"), "{e}");
 }
+
+#[test]
+fn completion_offers_the_memories_and_categories_on_disk() {
+    let env = Env::with_fixture("demo");
+    let complete = |words: &[&str]| {
+        let mut args = vec!["--", "mem"];
+        args.extend(words);
+        let out = env.process(&args).env("COMPLETE", "fish").output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let out = complete(&["edit", "rules/dep"]);
+    assert_eq!(out, "rules/deploy-pnpm\t部署脚本只用 pnpm\n");
+    let out = complete(&["forget", "facts/"]);
+    assert!(out.lines().count() >= 3 && out.lines().all(|l| l.starts_with("facts/")), "{out}");
+    assert!(complete(&["list", "--category", "pit"]).starts_with("pitfalls\n"));
+    // A memory made a moment ago completes at once.
+    env.mem(["remember", "facts/zz-new", "A fact made just now for completion."])
+        .assert()
+        .success();
+    assert!(complete(&["inspect", "facts/zz"]).starts_with("facts/zz-new\t"));
+    // The script registers mem as its own completer, and the shell reads it.
+    let script = env.stdout(["completions", "bash"]);
+    assert!(script.contains("COMPLETE=\"bash\"") || script.contains("COMPLETE=bash"), "{script}");
+    let checked = std::process::Command::new("bash").args(["-n", "-c", &script]).output().unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+}

@@ -12,6 +12,7 @@ Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
     pub path: String,
     /// The Markdown body; `-` reads it from stdin. On update, omit it to keep the body
     pub body: Option<String>,
