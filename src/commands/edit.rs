@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let after = draft_text(&root.dir, &draft)?;
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
-    let _lock = crate::store::write::lock_root(&root.dir)?;
+    let _lock = crate::commands::pending::writing(root)?;
     let now = crate::store::files::text(&root.dir, &file)?;
     if after != template && now != before {
         return Err(Error::input(format!(

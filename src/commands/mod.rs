@@ -24,6 +24,7 @@ pub mod list;
 pub mod mcp;
 pub mod merge_driver;
 pub mod model;
+pub mod pending;
 pub mod prompt;
 pub mod recall;
 pub mod remember;
