@@ -19,9 +19,16 @@ fn marker(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("compile-pending")
 }
 
-/// Whether a write through mem stopped before its recompile.
-pub fn interrupted(root: &Root) -> bool {
+/// Whether the marker is there: a write under way, or one that stopped.
+fn marked(root: &Root) -> bool {
     marker(root).symlink_metadata().is_ok_and(|m| m.file_type().is_file())
+}
+
+/// Whether a write through mem stopped before its recompile: the marker is
+/// there and no command holds the root's write lock (one that does is
+/// still writing).
+pub fn interrupted(root: &Root) -> bool {
+    marked(root) && !crate::store::write::root_locked(&root.dir)
 }
 
 /// What `lint` and `compile --check` say of an interrupted write.
@@ -33,15 +40,14 @@ pub const FIX: &str =
 
 /// Done once the generated files follow the memories: by every recompile.
 pub(crate) fn clear(root: &Root) {
-    if interrupted(root) {
+    if marked(root) {
         let _ = remove_file(&root.dir, &marker(root));
     }
 }
 
 /// The write lock of a root whose memories a command is about to change:
 /// what an interrupted write left stale is recompiled first, then the
-/// marker is set. Dropped, it recompiles if the command's own recompile
-/// did not run (an error on the way), and releases the lock.
+/// marker is set. Dropped, it removes the marker and releases the lock.
 #[derive(Debug)]
 pub struct Writing {
     root: Root,
@@ -51,7 +57,7 @@ pub struct Writing {
 /// Take `root`'s write lock for a change to its memories.
 pub fn writing(root: &Root) -> Result<Writing> {
     let lock = lock_root(&root.dir)?;
-    if interrupted(root) {
+    if marked(root) {
         tracing::info!("{}: recompiling after an interrupted write", root.dir.display());
         refresh(root)?;
     }
@@ -74,9 +80,9 @@ pub fn writing_all(roots: &[&Root]) -> Result<Vec<Writing>> {
 }
 
 impl Drop for Writing {
+    /// The command ended (its recompile done, or its change undone or never
+    /// made): only a kill leaves the marker.
     fn drop(&mut self) {
-        if interrupted(&self.root) {
-            let _ = refresh(&self.root);
-        }
+        clear(&self.root);
     }
 }
