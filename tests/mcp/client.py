@@ -315,6 +315,13 @@ async def roles(mem, project):
                   "bob's memory for alice was written")
             cluster = (memory / "facts/staging-cluster.md").read_text()
             check("role:" not in cluster and "superseded_by" not in cluster, f"bob changed a shared memory: {cluster}")
+            # Nor hide a shared memory from alice behind one only bob sees.
+            hiding = await s.call_tool("memory_remember", {
+                "path": "facts/bob-cluster", "body": "Bob's own view of the cluster, newer.",
+                "role": "bob", "supersedes": "facts/staging-cluster"})
+            check(hiding.is_error and "shared" in texts(hiding)[0], f"bob hid a shared memory: {texts(hiding)}")
+            check(not (memory / "facts/bob-cluster.md").exists(), "bob's superseding memory was written")
+            check("superseded_by" not in (memory / "facts/staging-cluster.md").read_text(), "the shared memory was marked")
             own = report(await s.call_tool("memory_remember", {
                 "path": "rules/bob-own", "body": "Bob reviews migrations before they merge.",
                 "role": "bob", "pin": True}), "memory_remember")

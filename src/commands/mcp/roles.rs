@@ -75,3 +75,24 @@ pub(super) fn refuse_foreign_role(ctx: &Context, role: Option<&str>) -> Result<(
     ))
     .hint("leave role out for a shared memory; a memory for another role is the user's to write, with `mem remember --role`"))
 }
+
+/// A memory private to a role superseding a shared one: refused, for the
+/// shared memory would then drop out of every other role's context in
+/// favour of one they cannot see.
+pub(super) fn refuse_private_over_shared(
+    ctx: &Context,
+    path: &str,
+    role: Option<&str>,
+    old: &str,
+) -> Result<()> {
+    let own = |p: &str| RelPath::parse(p).ok().and_then(|rel| role_of(ctx, &rel));
+    let private = role.is_some() || own(path).is_some_and(|r| r.is_some());
+    let shared_old = own(old).is_some_and(|r| r.is_none());
+    if private && shared_old {
+        return Err(Error::input(format!(
+            "--supersedes {old}: a memory private to a role cannot supersede a shared one"
+        ))
+        .hint("supersede it with a shared memory (leave role out), or leave it as it is"));
+    }
+    Ok(())
+}

@@ -215,6 +215,7 @@ impl Server {
                 roles::refuse_overwrite(&ctx, &args.path)?;
                 if let Some(old) = &args.supersedes {
                     roles::refuse_hidden_supersedes(&ctx, old)?;
+                    roles::refuse_private_over_shared(&ctx, &args.path, args.role.as_deref(), old)?;
                 }
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
