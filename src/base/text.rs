@@ -132,14 +132,12 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
-/// Estimated tokens of `text` for a context budget: one per CJK character,
-/// one per four other non-space characters.
+/// Estimated tokens of `text` for a context budget, by the README's rule:
+/// one per CJK character, one per four other characters (spaces and line
+/// breaks included: they are printed, and an agent's context holds them).
 pub fn estimate_tokens(text: &str) -> usize {
-    let (cjk, other) = text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .fold((0usize, 0usize), |(c, o), ch| if is_cjk(ch) { (c + 1, o) } else { (c, o + 1) });
-    cjk + other.div_ceil(4)
+    let cjk = text.chars().filter(|&c| is_cjk(c)).count();
+    cjk + (text.chars().count() - cjk).div_ceil(4)
 }
 
 /// A unified diff of `before` and `after` under `name`: `a/name`, `b/name`
@@ -290,7 +288,8 @@ mod tests {
     fn tokens_count_cjk_as_one_and_latin_as_a_quarter() {
         assert_eq!(estimate_tokens("部署"), 2);
         assert_eq!(estimate_tokens("abcdefgh"), 2);
-        assert_eq!(estimate_tokens("部署 pnpm"), 3);
+        assert_eq!(estimate_tokens("部署 pnpm"), 4);
+        assert_eq!(estimate_tokens("a b\n"), 1);
         assert_eq!(estimate_tokens(""), 0);
     }
 }

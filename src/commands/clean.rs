@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut locks = Vec::new();
     if args.yes {
         for root in &roots {
-            locks.push(crate::store::write::lock_root(&root.dir)?);
+            locks.push(crate::commands::pending::writing(root)?);
         }
     }
     // (root index, updated, candidate)

@@ -86,7 +86,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input("no memory root to compile").hint("run `mem init` first"));
     }
     let mut reports = Vec::new();
-    let mut outside_git = Vec::new();
+    let mut also_said = Vec::new();
     for root in roots {
         let _lock =
             if args.check { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
@@ -94,13 +94,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             |r: &Root| crate::store::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
+        if args.check && crate::commands::pending::interrupted(root) {
+            also_said.push(format!(
+                "{}: {}; {}",
+                root.dir.display(),
+                crate::commands::pending::CAUSE,
+                crate::commands::pending::FIX
+            ));
+        }
         if args.staged && crate::commands::staged::in_repository(&root.dir) {
             reports.push(compile_staged(root)?);
             continue;
         }
         if args.staged {
             // No commit holds it (the global root, usually): judged on disk.
-            outside_git.push(format!(
+            also_said.push(format!(
                 "the {} root {} is not in a git repository: checked as it is on disk",
                 root.scope.name(),
                 root.dir.display()
@@ -115,7 +123,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let stale = reports.iter().any(|r| !r.written.is_empty() || !r.removed.is_empty());
     let mut warnings: Vec<String> =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
-    warnings.extend(outside_git);
+    warnings.extend(also_said);
     Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
 }
 
@@ -170,6 +178,9 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     let (listings, listed) = crate::index::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
+        if !check {
+            crate::commands::pending::clear(root);
+        }
         return Ok(report);
     }
     // Frontmatter alone decides the generated text, and the index cache holds
@@ -228,6 +239,9 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     }
     if !check && !fix_markers && report.notes.is_empty() {
         stamp::record(root, &listings, listed_at);
+    }
+    if !check {
+        crate::commands::pending::clear(root);
     }
     Ok(report)
 }

@@ -160,7 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
-    let _lock = crate::store::write::lock_root(&root.dir)?;
+    let _lock = crate::commands::pending::writing(root)?;
     let now = crate::store::files::text(&root.dir, &file)?;
     if after != start && now != before {
         return Err(Error::input(format!(

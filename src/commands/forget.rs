@@ -88,7 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let (action, path, scope) = ("would forget", rel.file(), root.scope);
         return Ok(Report { action, path, scope, from, to, compiled: vec![], warnings: vec![] });
     }
-    let _lock = crate::store::write::lock_root(&root.dir)?;
+    let _lock = crate::commands::pending::writing(root)?;
     let to = trash(&root.dir, &rel, ctx.now_ms)?;
     // The indexes must follow, or the move is undone: a forget that fails
     // (a full disk) leaves the memory where it was and the indexes as they were.
@@ -184,7 +184,7 @@ fn check_restorable<'a>(ctx: &'a Context, rel: &RelPath) -> Result<(&'a Root, Pa
 
 fn restore_one(ctx: &Context, rel: &RelPath) -> Result<Report> {
     let (root, _) = check_restorable(ctx, rel)?;
-    let _lock = crate::store::write::lock_root(&root.dir)?;
+    let _lock = crate::commands::pending::writing(root)?;
     // Checked again under the lock: another process may have moved either.
     let (root, from) = check_restorable(ctx, rel)?;
     let to = rel.under(&root.dir);

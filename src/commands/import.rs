@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // other root's memories too.
     let named = ctx.selection != crate::settings::Selection::Both;
     let root = target(ctx)?;
-    let _lock = if args.dry_run { None } else { Some(crate::store::write::lock_root(&root.dir)?) };
+    let _lock = if args.dry_run { None } else { Some(crate::commands::pending::writing(root)?) };
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();

@@ -115,11 +115,25 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     duplicates(&read, out);
     shared_triggers(&read, out);
     let (stale_files, notes) = stale(root)?;
+    let interrupted = crate::commands::pending::interrupted(root);
+    if interrupted {
+        out.push(Finding {
+            file: root.dir.clone(),
+            line: None,
+            problem: crate::commands::pending::CAUSE.into(),
+            fix: crate::commands::pending::FIX.into(),
+        });
+    }
     for path in stale_files {
+        let problem = if interrupted {
+            "generated text is stale: a write through mem stopped before its recompile"
+        } else {
+            "generated text is stale"
+        };
         out.push(Finding {
             file: root.dir.join(&path),
             line: None,
-            problem: "generated text is stale".into(),
+            problem: problem.into(),
             fix: "run `mem compile`".into(),
         });
     }

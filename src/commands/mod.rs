@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod merge_driver;
 pub mod model;
 pub mod naming;
+pub mod pending;
 pub mod prompt;
 pub mod recall;
 pub mod remember;

@@ -14,7 +14,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::{history_dir, lock_root, move_file, stage_atomic};
+use crate::store::write::{history_dir, move_file, stage_atomic};
 
 /// Move a memory to another path.
 #[derive(Debug, clap::Args)]
@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let Some((root, _)) = ctx.locate(&from)? else {
         return Err(naming::no_such_memory(ctx, &from, false));
     };
-    let _lock = if args.dry_run { None } else { Some(lock_root(&root.dir)?) };
+    let _lock = if args.dry_run { None } else { Some(crate::commands::pending::writing(root)?) };
     let Some((root, source)) = ctx.locate(&from)? else {
         return Err(Error::input(format!("{from}: no such memory")).hint("it was moved meanwhile"));
     };

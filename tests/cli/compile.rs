@@ -3,6 +3,7 @@
 use std::fs;
 use std::time::{Duration, SystemTime};
 
+use predicates::prelude::*;
 use predicates::str::contains;
 
 use crate::env::Env;
@@ -282,4 +283,61 @@ fn a_memory_that_cannot_be_read_is_named_not_silently_dropped() {
     // Said on every run while it is broken, never recorded as clean.
     env.mem(["compile"]).assert().success().stderr(contains("facts/broken.md"));
     env.mem(["compile", "--check"]).assert().success().stderr(contains("facts/broken.md"));
+}
+
+/// The state a `kill -9` between a memory's write and its recompile
+/// leaves: the memory changed, the indexes not, the marker set. Made by
+/// hand, so the test does not race a kill.
+fn interrupted_write(env: &Env) {
+    env.mem(["remember", "facts/cache", "The CI cache lives in the ci-cache bucket."])
+        .assert()
+        .success();
+    let text = env.read("facts/cache.md");
+    env.write(
+        "facts/cache.md",
+        &text.replace("---\n", "---\nsummary: Moved to the ci-cache-eu bucket.\n"),
+    );
+    fs::create_dir_all(env.project().join(".cache")).unwrap();
+    fs::write(env.project().join(".cache/compile-pending"), "").unwrap();
+    assert!(!env.read("facts/index.md").contains("ci-cache-eu"));
+}
+
+#[test]
+fn lint_and_the_check_name_an_interrupted_write_and_its_fix() {
+    let env = Env::with_project();
+    interrupted_write(&env);
+    env.mem(["lint"])
+        .assert()
+        .code(1)
+        .stdout(contains("a write through mem stopped before its recompile"))
+        .stdout(contains("run `mem compile`"));
+    env.mem(["compile", "--check"])
+        .assert()
+        .code(1)
+        .stderr(contains("a write through mem stopped before its recompile"));
+    env.mem(["compile"]).assert().success();
+    assert!(env.read("facts/index.md").contains("ci-cache-eu"));
+    assert!(!env.project().join(".cache/compile-pending").exists());
+    env.mem(["lint"]).assert().stdout(contains("stopped before its recompile").not());
+}
+
+#[test]
+fn the_next_write_repairs_an_interrupted_one_even_when_it_is_refused() {
+    let env = Env::with_project();
+    interrupted_write(&env);
+    // A write that is refused (a credential) still takes the lock, sees
+    // the marker and recompiles.
+    env.mem(["remember", "facts/db", "password = hunter2hunter2"]).assert().code(2);
+    assert!(env.read("facts/index.md").contains("ci-cache-eu"), "{}", env.read("facts/index.md"));
+    assert!(!env.project().join(".cache/compile-pending").exists());
+    env.mem(["compile", "--check"]).assert().success();
+}
+
+#[test]
+fn a_finished_write_leaves_no_marker() {
+    let env = Env::with_project();
+    env.mem(["remember", "facts/a", "A plain fact about the build."]).assert().success();
+    env.mem(["forget", "facts/a"]).assert().success();
+    assert!(!env.project().join(".cache/compile-pending").exists());
+    env.mem(["lint"]).assert().stdout(contains("stopped before its recompile").not());
 }

@@ -125,7 +125,7 @@ fn cjk_counts_one_token_per_character() {
 }
 
 /// The budget's own measure: a CJK character is one token, other text one
-/// per four characters, whitespace free.
+/// per four characters, spaces and line breaks included (as the README says).
 pub fn tokens(text: &str) -> usize {
     let cjk = |c: char| {
         matches!(c as u32,
@@ -133,11 +133,18 @@ pub fn tokens(text: &str) -> usize {
             | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x1100..=0x11FF | 0x3130..=0x318F
             | 0xAC00..=0xD7AF | 0x20000..=0x3134F)
     };
-    let (c, o): (usize, usize) = text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .fold((0, 0), |(c, o), ch| if cjk(ch) { (c + 1, o) } else { (c, o + 1) });
+    let (c, o): (usize, usize) =
+        text.chars().fold((0, 0), |(c, o), ch| if cjk(ch) { (c + 1, o) } else { (c, o + 1) });
     c + o.div_ceil(4)
+}
+
+/// Whether a printed block keeps to `budget`: always, except the JSON
+/// object of a block where nothing fit, which a script still gets whole.
+pub fn fits(text: &str, budget: usize) -> bool {
+    let nothing_placed = serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+        ["plans", "entries", "routing"].iter().all(|k| v[k].as_array().is_some_and(Vec::is_empty))
+    });
+    nothing_placed || tokens(text) <= budget
 }
 
 #[test]
@@ -187,9 +194,17 @@ fn xml_format_escapes_and_json_is_structured() {
     ])
     .assert()
     .success();
-    let xml =
-        env.stdout(["context", "--no-track", "--format", "xml", "--query", "tricky templates"]);
-    assert!(xml.starts_with("<memory-context budget=\"2000\""), "{xml}");
+    let xml = env.stdout([
+        "context",
+        "--no-track",
+        "--format",
+        "xml",
+        "--query",
+        "tricky templates",
+        "--budget",
+        "3000",
+    ]);
+    assert!(xml.starts_with("<memory-context budget=\"3000\""), "{xml}");
     assert!(xml.contains("title=\"A &lt;tricky&gt; &amp; &quot;title&quot;\""), "{xml}");
     assert!(xml.contains("Use &lt;T&gt; &amp; &quot;quotes&quot;"), "{xml}");
     assert!(xml.trim_end().ends_with("</memory-context>"));
@@ -220,4 +235,87 @@ fn consolidate_prompt_has_instructions_and_the_manifest() {
         .assert()
         .code(2)
         .stderr(contains("--since"));
+}
+
+/// A thousand pinned memories, in English, Chinese and both, with
+/// triggers: far more than any budget holds.
+fn pinned_tree(env: &Env) {
+    let dir = env.project().join("facts");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..1000 {
+        let (title, body) = match i % 3 {
+            0 => (
+                format!("Build step {i}"),
+                format!("The build step {i} uses cargo and needs the lockfile."),
+            ),
+            1 => (
+                format!("部署步骤 {i}"),
+                format!("部署脚本 {i} 用 pnpm 而不是 npm，lockfile 不同。"),
+            ),
+            _ => (
+                format!("Deploy 部署 {i}"),
+                format!("Deploy {i} 先跑 smoke test, then tag the release."),
+            ),
+        };
+        let text = format!(
+            "---\ntitle: {title}\nsummary: {body}\npinned: true\nload_when: [step {i}]\nupdated: {}\n---\n{body}\n\n- detail one of {i}\n- detail two\n",
+            crate::env::NOW - i * 60_000
+        );
+        std::fs::write(dir.join(format!("p{i:04}.md")), text).unwrap();
+    }
+}
+
+#[test]
+fn the_printed_block_never_exceeds_the_budget_and_json_counts_what_it_prints() {
+    let env = Env::with_project();
+    pinned_tree(&env);
+    env.mem(["trust", "--yes"]).assert().success();
+    for budget in [40, 150, 800, 2000, 5000] {
+        let b = budget.to_string();
+        for args in [
+            vec!["context", "--no-track", "--budget", &b],
+            vec!["context", "--no-track", "--budget", &b, "--format", "xml"],
+            vec!["context", "--no-track", "--budget", &b, "--full"],
+            vec!["context", "--no-track", "--budget", &b, "--query", "deploy 部署 step 7"],
+        ] {
+            let out = env.mem(&args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(tokens(&text) <= budget, "{args:?}: {} tokens over {budget}", tokens(&text));
+            if budget >= 800 {
+                assert!(text.contains("facts/p0"), "{args:?}: nothing pinned fit:\n{text}");
+            }
+            if let Some(at) = text.find(" used=\"") {
+                let used: String =
+                    text[at + 7..].chars().take_while(char::is_ascii_digit).collect();
+                assert_eq!(
+                    used,
+                    tokens(&text).to_string(),
+                    "{args:?}: `used` is not what it prints"
+                );
+            }
+            if args.contains(&"xml") {
+                continue;
+            }
+            // The same block as JSON: one object, whose `used` is what it prints.
+            let out = env.mem(&args).arg("--json").output().unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{args:?} --json: not one object ({e}): {text:?}"));
+            assert_eq!(v["used"], tokens(&text), "{args:?} --json: `used` is not what it prints");
+            let placed = ["plans", "entries", "routing"]
+                .iter()
+                .any(|k| !v[k].as_array().unwrap().is_empty());
+            if placed {
+                assert!(
+                    tokens(&text) <= budget,
+                    "{args:?} --json: {} over {budget}",
+                    tokens(&text)
+                );
+            } else {
+                // Nothing fit: the object says what was left out.
+                assert!(v["left_out"]["count"].as_u64().unwrap() >= 1000, "{args:?}: {v}");
+            }
+        }
+    }
 }

@@ -51,3 +51,45 @@ fn stdout_carries_only_json_rpc() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("this is not json"), "the ignored line is not logged: {stderr}");
 }
+
+#[test]
+fn a_request_line_over_16_mib_gets_an_error_and_the_server_goes_on() {
+    let env = Env::with_fixture("demo");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let big = "x".repeat(17 << 20);
+    // The id after the huge params, as a client may order its keys.
+    let with_id = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"memory_recall","arguments":{{"query":"{big}"}}}},"id":"big-2"}}"#
+    );
+    let input = format!(
+        "{init}\n{}\n{with_id}\n{}\n{big}\n{}\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
+    );
+    let out = env
+        .mem(["mcp"])
+        .write_stdin(input)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let replies: Vec<serde_json::Value> =
+        stdout.lines().map(|line| serde_json::from_str(line).expect(line)).collect();
+    let ids: Vec<&serde_json::Value> = replies.iter().map(|v| &v["id"]).collect();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    let big_reply =
+        replies.iter().find(|v| v["id"] == "big-2").expect("no reply to the big request");
+    let message = big_reply["error"]["message"].as_str().unwrap();
+    assert!(message.contains("16 MiB"), "{big_reply}");
+    assert_eq!(big_reply["error"]["code"], -32600);
+    // A line with no id to read: an error all the same, for id null.
+    let null = replies.iter().find(|v| v.get("id") == Some(&serde_json::Value::Null));
+    let null = null.expect("no reply with \"id\": null for the line with no id");
+    assert_eq!(null["error"]["code"], -32600, "{null}");
+    // And the requests after each are served.
+    let tools = replies.iter().find(|v| v["id"] == 3).expect("tools/list after it");
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    assert!(replies.iter().any(|v| v["id"] == 4 && v["result"].is_object()), "{stdout}");
+}

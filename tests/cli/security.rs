@@ -554,3 +554,75 @@ fn trash_lists_only_regular_files_inside_the_root() {
     std::os::unix::fs::symlink(&outside, env.project().join(".trash")).unwrap();
     env.mem(["trash"]).assert().success().stdout("the trash is empty\n");
 }
+
+/// One credential of each format the check learned last, as a user would
+/// paste it.
+const NEW_FORMATS: &[&str] = &[
+    "sshpass -p Tr0ub4dor3 ssh deploy@10.0.0.7",
+    "https://prod-00.westus.logic.azure.com:443/workflows/0f1e2d3c4b5a69788796a5b4c3d2e1f0/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=Xy7kQ2mN9pL4vR8tB1wZ6cF3hJ5dG0sA2eK7uY9iO4q",
+    "https://default7a1b2c3d4e5f60718293a4b5c6d7e8.f9.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/5c4b3a2918f7e6d5c4b3a2918f7e6d5c/triggers/manual/paths/invoke?api-version=1&sv=1.0&sig=aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9d",
+    "vault login hvs.AbCdEfGh1234IjKlMnOp5678QrStUvWx",
+    "batch hvb.AAAAAQJ4kZ7mQ2pL9vR3tB8wN1cF5hJ0dG6sA4eK",
+    "recovery hvr.9fK2mZq8Lx4vTb7Wn1Rc5Yh3Gd6Js0Ae",
+    "twilio SKa1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6",
+    "machine github.com login octocat password hunter22",
+    r#"{"auths": {"registry.example.com": {"auth": "ZGVwbG95OnMzY3JldFBhNTU="}}}"#,
+];
+
+#[test]
+fn each_new_credential_format_is_refused_through_every_way_in() {
+    let env = Env::with_project();
+    let fields =
+        ["--title", "--summary", "--highlight", "--load-when", "--tag", "--kind", "--role"];
+    for secret in NEW_FORMATS {
+        let refused = |cmd: &mut assert_cmd::Command, how: &str| {
+            let out = cmd.timeout(LIMIT).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.code() == Some(2)
+                    && stderr.contains("like a")
+                    && stderr.contains("credential"),
+                "{how} let through {secret:?}: {stderr}"
+            );
+        };
+        refused(&mut env.mem(["remember", "facts/leak", &format!("Ops note: {secret}")]), "body");
+        refused(
+            env.mem(["remember", "facts/leak", "-"]).write_stdin(format!("Ops note:\n{secret}\n")),
+            "stdin",
+        );
+        for flag in fields {
+            refused(&mut env.mem(["remember", "facts/leak", "Plain body.", flag, secret]), flag);
+        }
+        assert!(!env.project().join("facts/leak.md").exists(), "{secret}");
+        for (frontmatter, body) in [
+            (serde_json::json!({"summary": secret}), "x\n".to_string()),
+            (serde_json::json!({}), format!("Ops note:\n{secret}\n")),
+        ] {
+            let export = serde_json::json!({"schema": "mem-export/1", "memories": [
+                {"root": "project", "path": "facts/leak.md", "frontmatter": frontmatter, "body": body}
+            ]});
+            let file = env.tmp.path().join("export.json");
+            fs::write(&file, export.to_string()).unwrap();
+            refused(&mut env.mem(["import", file.to_str().unwrap()]), "import");
+            assert!(!env.project().join("facts/leak.md").exists(), "{secret}");
+        }
+    }
+}
+
+#[test]
+fn look_alikes_of_the_new_formats_are_saved() {
+    let env = Env::with_project();
+    for (i, text) in [
+        r#"sshpass -p "$PASS" ssh deploy@10.0.0.7"#,
+        "sshpass -e ssh deploy@10.0.0.7",
+        "Vault tokens start with hvs. (service), hvb. (batch) or hvr. (recovery)",
+        "twilio account AC0123456789abcdef0123456789abcdef sends the SMS",
+        "machine learning needs a password manager",
+        r#"{"auths": {"registry.example.com": {"auth": ""}}}"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.mem(["remember", &format!("facts/ok-{i}"), text]).timeout(LIMIT).assert().success();
+    }
+}

@@ -6,7 +6,7 @@ use std::fs;
 
 use serde_json::json;
 
-use crate::context::tokens;
+use crate::context::{fits, tokens};
 use crate::env::Env;
 
 fn trusted_demo() -> Env {
@@ -98,7 +98,9 @@ fn an_empty_or_unedited_root_prints_nothing() {
     for format in ["markdown", "xml"] {
         env.mem(["context", "--format", format]).assert().success().stdout("");
     }
-    env.mem(["context", "--json"]).assert().success().stdout("");
+    // A script asking for JSON always gets one object.
+    let v = env.json(["context"]);
+    assert!(v["entries"].as_array().unwrap().is_empty() && v["left_out"]["count"] == 0, "{v}");
     // What a person writes under Hard rules reaches the agent.
     let root = env.read("ROOT.md").replace(
         "- (rules every agent and person must follow; put longer ones in `rules/`)",
@@ -197,7 +199,7 @@ fn the_budget_holds_for_every_format_on_ten_thousand_memories() {
             let out = env.mem(&args).output().unwrap();
             assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
             let text = String::from_utf8(out.stdout).unwrap();
-            assert!(tokens(&text) <= budget, "{args:?}: {} tokens over {budget}", tokens(&text));
+            assert!(fits(&text, budget), "{args:?}: {} tokens over {budget}", tokens(&text));
             if budget >= 800 {
                 assert!(text.contains("rules/m"), "{args:?}: the rules come first:\n{text}");
                 assert!(
@@ -246,7 +248,7 @@ fn hidden_characters_and_crlf_cost_what_they_print() {
             let out = env.mem(&args).args(["--no-track", "--budget", budget]).output().unwrap();
             let text = String::from_utf8(out.stdout).unwrap();
             let b: usize = budget.parse().unwrap();
-            assert!(tokens(&text) <= b, "{args:?} {budget}: {} tokens", tokens(&text));
+            assert!(fits(&text, b), "{args:?} {budget}: {} tokens", tokens(&text));
         }
     }
     let text = env.stdout(["context", "--no-track", "--budget", "8000"]);
@@ -265,7 +267,7 @@ fn every_budget_holds_on_the_demo_in_every_format() {
             vec!["context", "--no-track", "--budget", &b, "--json"],
         ] {
             let text = String::from_utf8(env.mem(&args).output().unwrap().stdout).unwrap();
-            assert!(tokens(&text) <= budget, "{args:?}: {} tokens", tokens(&text));
+            assert!(fits(&text, budget), "{args:?}: {} tokens", tokens(&text));
         }
     }
 }

@@ -15,29 +15,29 @@ impl Report {
     /// agent gets.
     pub(super) fn text(&self) -> String {
         if self.json {
-            if self.is_empty() {
-                return String::new();
-            }
-            // The envelope every --json answer has, measured with the rest.
+            // Always one object, even with nothing in it; the envelope every
+            // --json answer has, and the line break that ends it, measured
+            // with the rest.
             let value = serde_json::to_value(self).unwrap_or_default();
             let warnings = crate::output::Report::warnings(self);
             let value = crate::output::envelope("context", value, warnings);
-            serde_json::to_string_pretty(&value).unwrap_or_default()
+            serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
         } else {
             crate::base::text::terminal_safe(&self.render(), false).into_owned()
         }
     }
 
-    /// The block's tokens as printed, with `used` itself filled in.
+    /// The block's tokens as printed, with `used` itself filled in: in
+    /// JSON the count prints its own digits, so it is taken again until it
+    /// counts itself (it only grows, by a digit at most each time).
     pub(super) fn measure(&mut self) -> usize {
-        for _ in 0..3 {
+        loop {
             let now = estimate_tokens(&self.text());
             if now == self.used {
-                break;
+                return now;
             }
             self.used = now;
         }
-        self.used
     }
 
     /// Take back the last thing placed; false when there was none.
@@ -137,8 +137,7 @@ impl crate::output::Report for Report {
     }
 
     fn json_text(&self) -> Option<String> {
-        let text = self.text();
-        Some(if text.is_empty() { text } else { text + "\n" })
+        Some(self.text())
     }
 
     /// Said on stderr too, for the person or the plugin that runs it: the

@@ -330,8 +330,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             break;
         }
     }
-    if report.used > budget {
-        // Not even the frame fits: say nothing rather than break the promise.
+    // Not even the frame fits: say nothing rather than break the promise;
+    // except that a script asking for JSON still gets its one object, with
+    // nothing placed and what was left out (every part was taken back
+    // above), whose `used` is its own size, over the budget.
+    if report.used > budget && !report.json {
         report.plans.clear();
         report.entries.clear();
         report.routing.clear();

@@ -9,9 +9,10 @@ use std::io::IsTerminal;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -26,6 +27,7 @@ use crate::output::Report;
 mod block;
 mod resources;
 mod roles;
+mod stdin;
 mod tools;
 mod trusted;
 
@@ -73,7 +75,7 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
     let opts = opts.clone();
     runtime.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve((stdin::Lines::stdin(), stdin::Replies::stdout()))
             .await
             .map_err(|e| Error::input(format!("MCP session did not start: {e}")))?;
         let peer = running.peer().clone();
@@ -183,6 +185,26 @@ impl ServerHandler for Server {
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mem", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    /// The request that stands for a line over the limit gets its error.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != stdin::OVERSIZED {
+            return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
+        let bytes = request.params.as_ref().and_then(|p| p["bytes"].as_u64());
+        let size = bytes.map(|b| format!(" of {b} bytes")).unwrap_or_default();
+        Err(ErrorData::invalid_request(
+            format!(
+                "a request line{size} is over the {} MiB limit; it was not read",
+                stdin::MAX_LINE >> 20
+            ),
+            None,
+        ))
     }
 
     async fn list_prompts(

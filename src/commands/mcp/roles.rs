@@ -56,3 +56,43 @@ pub(super) fn refuse_overwrite(ctx: &Context, path: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// A memory made private to a role the agent does not act as: refused. An
+/// agent writes shared memories or its own role's; only the user, at the
+/// command line, writes for any role (else one agent could plant a pinned
+/// memory in another's context).
+pub(super) fn refuse_foreign_role(ctx: &Context, role: Option<&str>) -> Result<()> {
+    let Some(role) = role else { return Ok(()) };
+    if ctx.role.as_deref() == Some(role) {
+        return Ok(());
+    }
+    let acting = match &ctx.role {
+        Some(own) => format!("acts as role `{own}`"),
+        None => "acts as no role ($MEM_ROLE is not set)".to_string(),
+    };
+    Err(Error::input(format!(
+        "role `{role}`: this agent {acting}, and writes only shared memories or its own role's"
+    ))
+    .hint("leave role out for a shared memory; a memory for another role is the user's to write, with `mem remember --role`"))
+}
+
+/// A memory private to a role superseding a shared one: refused, for the
+/// shared memory would then drop out of every other role's context in
+/// favour of one they cannot see.
+pub(super) fn refuse_private_over_shared(
+    ctx: &Context,
+    path: &str,
+    role: Option<&str>,
+    old: &str,
+) -> Result<()> {
+    let own = |p: &str| RelPath::parse(p).ok().and_then(|rel| role_of(ctx, &rel));
+    let private = role.is_some() || own(path).is_some_and(|r| r.is_some());
+    let shared_old = own(old).is_some_and(|r| r.is_none());
+    if private && shared_old {
+        return Err(Error::input(format!(
+            "--supersedes {old}: a memory private to a role cannot supersede a shared one"
+        ))
+        .hint("supersede it with a shared memory (leave role out), or leave it as it is"));
+    }
+    Ok(())
+}

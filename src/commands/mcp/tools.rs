@@ -64,8 +64,8 @@ struct RememberParams {
     /// Where it goes: "project" (the default when the project has a memory; shared with
     /// the team through git) or "global" (the user's own, for every project)
     root: Option<String>,
-    /// Private to this agent role (only agents acting as it see the memory); omit it for a
-    /// memory every agent shares
+    /// Private to this agent's own role ($MEM_ROLE; only agents acting as it see the
+    /// memory); omit it for a memory every agent shares. Another role is refused
     role: Option<String>,
     /// true: create the category even though its name is close to one that exists (a new
     /// category within two edits of an existing one is refused as a likely typo)
@@ -215,9 +215,11 @@ impl Server {
                             .hint("use \"project\" or \"global\", or leave it out"));
                     }
                 };
+                roles::refuse_foreign_role(&ctx, args.role.as_deref())?;
                 roles::refuse_overwrite(&ctx, &args.path)?;
                 if let Some(old) = &args.supersedes {
                     roles::refuse_hidden_supersedes(&ctx, old)?;
+                    roles::refuse_private_over_shared(&ctx, &args.path, args.role.as_deref(), old)?;
                 }
                 let gated = agent::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)

@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Held from the read to the last write: a memory created or changed
     // meanwhile is read here, and this write applies on top of it.
     let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
-    let _locks = crate::store::write::lock_roots(&locked)?;
+    let _locks = crate::commands::pending::writing_all(&locked)?;
     let previous = read_existing(root, &file)?;
     if previous.is_none() {
         rel.check_portable()?;

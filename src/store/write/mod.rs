@@ -201,6 +201,23 @@ pub fn lock_root(root: &Path) -> Result<RootLock> {
     }
 }
 
+/// Whether a command holds the write lock of `root` now (asked without
+/// waiting, and without keeping it).
+pub fn root_locked(root: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FlockOperation, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let Ok(dir) = rustix::fs::open(root, flags, Mode::empty()) else { return false };
+        rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        false
+    }
+}
+
 /// The write locks of several roots, taken project first: one order for
 /// every command, so two commands never wait on each other.
 pub fn lock_roots(roots: &[&crate::model::roots::Root]) -> Result<Vec<RootLock>> {

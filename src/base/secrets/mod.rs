@@ -1,11 +1,14 @@
 //! Credentials in text: private keys, cloud and provider tokens, passwords
 //! inside URLs (`scheme://user:password@host`), chat webhook URLs, JSON Web
-//! Tokens, `password=`-style assignments, and high-entropy strings next to
+//! Tokens, `password=`-style assignments, configuration-file credentials
+//! (`.netrc`, docker `"auth"`), and high-entropy strings next to
 //! `key` / `token` / `secret`. Project memory is committed to git, so a
 //! finding refuses the write unless the user says otherwise.
 //!
 //! `tests/data/credentials.txt` and `tests/data/look-alikes.txt` hold a
 //! labelled corpus: every line of the first is found, none of the second.
+
+mod config;
 
 /// What a generated table or a derived summary shows instead of a field
 /// that looks like a credential: generated files are committed, and read
@@ -126,21 +129,28 @@ fn check_line(line: &str) -> Option<&'static str> {
     // Cheap gates first: most lines of prose hold nothing any rule wants.
     let longest = line.split_whitespace().map(str::len).max().unwrap_or(0);
     let assigns = line.contains(['=', ':', '：']);
-    if longest < 15 && !assigns && !line.contains(" -") && !line.starts_with('-') {
+    let netrc = line.contains("password");
+    if longest < 15 && !assigns && !netrc && !line.contains(" -") && !line.starts_with('-') {
         return None;
     }
     let lower = line.to_lowercase();
     let slash = line.contains('/');
     if let Some(what) = url_credentials(line)
         .or_else(|| if slash { webhook(line) } else { None })
-        .or_else(|| if longest >= 35 { dotted(line) } else { None })
+        .or_else(|| if slash { config::signed_trigger(line) } else { None })
+        .or_else(|| if longest >= 28 { dotted(line) } else { None })
         .or_else(|| command_line(line, &lower))
+        .or_else(|| if netrc { config::netrc(line) } else { None })
+        .or_else(|| if assigns { config::docker_auth(line) } else { None })
     {
         return Some(what);
     }
     // The shortest provider token is 15 characters (`xoxb-` and ten more).
     let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
     for word in words.filter(|w| w.len() >= 15) {
+        if let Some(what) = config::twilio_key(word) {
+            return Some(what);
+        }
         for (prefix, min, what) in PREFIXES {
             if let Some(rest) = word.strip_prefix(prefix)
                 && rest.len() >= *min
@@ -187,7 +197,7 @@ fn url_credentials(line: &str) -> Option<&'static str> {
 }
 
 /// A bearer token, or a password given on a command line (`curl -u
-/// user:pass`, `mysql -pPASS`, `--password=PASS`).
+/// user:pass`, `mysql -pPASS`, `sshpass -p PASS`, `--password=PASS`).
 fn command_line(line: &str, lower: &str) -> Option<&'static str> {
     if !lower.contains("bearer") && !line.contains(" -") && !line.starts_with('-') {
         return None;
@@ -201,6 +211,7 @@ fn command_line(line: &str, lower: &str) -> Option<&'static str> {
     };
     let mysql =
         words.iter().any(|x| matches!(*x, "mysql" | "mysqldump" | "mariadb" | "mysqladmin"));
+    let sshpass = words.iter().any(|x| *x == "sshpass" || x.ends_with("/sshpass"));
     for (i, w) in words.iter().enumerate() {
         let next = words.get(i + 1).copied().unwrap_or("");
         if w.eq_ignore_ascii_case("bearer") {
@@ -215,7 +226,10 @@ fn command_line(line: &str, lower: &str) -> Option<&'static str> {
             (*w == "-u" || *w == "--user") && next.split_once(':').is_some_and(|(_, p)| real(p));
         let short = mysql && w.strip_prefix("-p").is_some_and(|p| !p.is_empty() && real(p));
         let long = w.strip_prefix("--password=").is_some_and(real);
-        if user_pass || short || long {
+        let sshpass = sshpass
+            && (*w == "-p" && real(next)
+                || w.strip_prefix("-p").is_some_and(|p| p.len() >= 2 && real(p)));
+        if user_pass || short || long || sshpass {
             return Some("a password on a command line");
         }
     }
@@ -238,15 +252,18 @@ fn webhook(line: &str) -> Option<&'static str> {
 }
 
 /// Tokens with dots inside: SendGrid keys, Google OAuth access tokens,
-/// JSON Web Tokens.
+/// HashiCorp Vault tokens, JSON Web Tokens.
 fn dotted(line: &str) -> Option<&'static str> {
     let b64 = |s: &str, min: usize| {
         s.len() >= min && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
-    // The shortest of them is 35 characters (`ya29.` and thirty more).
+    // The shortest of them is 28 characters (`hvs.` and twenty-four more).
     let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)));
-    for word in words.filter(|w| w.len() >= 35 && w.contains('.')) {
+    for word in words.filter(|w| w.len() >= 28 && w.contains('.')) {
         let parts: Vec<&str> = word.split('.').collect();
+        if let Some(what) = config::vault_token(&parts) {
+            return Some(what);
+        }
         match parts.as_slice() {
             ["SG", a, b] if b64(a, 16) && b64(b, 30) => return Some("a SendGrid API key"),
             ["ya29", rest @ ..] if rest.iter().map(|p| p.len()).sum::<usize>() >= 30 => {
@@ -339,8 +356,8 @@ mod tests {
 
     #[test]
     fn the_labelled_corpus_has_no_miss_and_no_false_alarm() {
-        let credentials = include_str!("../../tests/data/credentials.txt");
-        let look_alikes = include_str!("../../tests/data/look-alikes.txt");
+        let credentials = include_str!("../../../tests/data/credentials.txt");
+        let look_alikes = include_str!("../../../tests/data/look-alikes.txt");
         assert!(corpus(credentials).count() >= 40 && corpus(look_alikes).count() >= 40);
         let missed: Vec<&str> = corpus(credentials).filter(|l| scan(l).is_empty()).collect();
         let alarms: Vec<&str> = corpus(look_alikes).filter(|l| !scan(l).is_empty()).collect();
