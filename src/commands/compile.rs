@@ -94,12 +94,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             |r: &Root| crate::store::files::text(&r.dir, &r.dir.join("ROOT.md")).ok().flatten();
         let before =
             (args.fix_markers && root.scope == Scope::Project).then(|| root_md(root)).flatten();
-        if args.check && crate::commands::pending::interrupted(root) {
+        if args.check && crate::store::pending::interrupted(root) {
             also_said.push(format!(
                 "{}: {}; {}",
                 root.dir.display(),
-                crate::commands::pending::CAUSE,
-                crate::commands::pending::FIX
+                crate::store::pending::CAUSE,
+                crate::store::pending::FIX
             ));
         }
         if args.staged && crate::commands::staged::in_repository(&root.dir) {
@@ -179,7 +179,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         if !check {
-            crate::commands::pending::clear(root);
+            crate::store::pending::clear(root);
         }
         return Ok(report);
     }
@@ -241,7 +241,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         stamp::record(root, &listings, listed_at);
     }
     if !check {
-        crate::commands::pending::clear(root);
+        crate::store::pending::clear(root);
     }
     Ok(report)
 }

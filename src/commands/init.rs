@@ -203,7 +203,7 @@ mod tests {
         assert!(ignore_lines().any(|l| l == ".history/"));
         assert!(missing_ignores(GITIGNORE).is_empty());
         let old = "# mine\n.state.json\n  .cache/  \n.trash/\nnotes.txt\n";
-        assert_eq!(missing_ignores(old), [".state.json.*", ".history/"]);
+        assert_eq!(missing_ignores(old), [".state.json.*", "*/.*.draft.md", ".history/"]);
     }
 
     #[test]

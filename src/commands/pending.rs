@@ -7,43 +7,12 @@
 //! next command that takes the root's write lock and finds it recompiles
 //! first; `mem lint` and `mem compile --check` name it.
 
-use std::path::PathBuf;
-
 use crate::base::error::Result;
 use crate::commands::compile::refresh;
 use crate::model::roots::Root;
-use crate::store::write::{RootLock, lock_root, remove_file, write_atomic};
-
-/// The marker of `root`.
-fn marker(root: &Root) -> PathBuf {
-    root.dir.join(".cache").join("compile-pending")
-}
-
-/// Whether the marker is there: a write under way, or one that stopped.
-fn marked(root: &Root) -> bool {
-    marker(root).symlink_metadata().is_ok_and(|m| m.file_type().is_file())
-}
-
-/// Whether a write through mem stopped before its recompile: the marker is
-/// there and no command holds the root's write lock (one that does is
-/// still writing).
-pub fn interrupted(root: &Root) -> bool {
-    marked(root) && !crate::store::write::root_locked(&root.dir)
-}
-
-/// What `lint` and `compile --check` say of an interrupted write.
-pub const CAUSE: &str = "a write through mem stopped before its recompile (killed or crashed), so ROOT.md's tables or an index.md may be stale";
-
-/// The fix for it.
-pub const FIX: &str =
-    "run `mem compile` (the next write through mem does it too), then commit what it changed";
-
-/// Done once the generated files follow the memories: by every recompile.
-pub(crate) fn clear(root: &Root) {
-    if marked(root) {
-        let _ = remove_file(&root.dir, &marker(root));
-    }
-}
+pub use crate::store::pending::{CAUSE, FIX, clear, interrupted};
+use crate::store::pending::{marked, marker};
+use crate::store::write::{RootLock, lock_root, write_atomic};
 
 /// The write lock of a root whose memories a command is about to change:
 /// what an interrupted write left stale is recompiled first, then the

@@ -6,6 +6,7 @@
 //! shown, and [`trust`] what the user trusted of a project root.
 
 pub mod files;
+pub mod pending;
 pub mod scan;
 pub mod session;
 pub mod state;

@@ -7,6 +7,11 @@
 /// holding one can post as the workflow.
 const SIGNED_TRIGGERS: &[&str] = &["logic.azure.com", "api.powerplatform.com"];
 
+/// Words standing in for a password where one would be (`user:password@`,
+/// `password changeme`): not a credential.
+pub(super) const URL_PLACEHOLDERS: &[&str] =
+    &["password", "pass", "passwd", "pwd", "secret", "changeme", "redacted", "token", "xxx"];
+
 /// The `.netrc` keywords that take a value.
 const NETRC_KEYS: &[&str] = &["login", "password", "account", "port"];
 
@@ -65,7 +70,7 @@ pub(super) fn netrc(line: &str) -> Option<&'static str> {
         let v = v.trim_matches(['"', '\'']);
         v.len() >= 2
             && !v.starts_with(['$', '<', '{', '*', '['])
-            && !super::URL_PLACEHOLDERS.contains(&v.to_lowercase().as_str())
+            && !URL_PLACEHOLDERS.contains(&v.to_lowercase().as_str())
     };
     // A line of its own: the value must look like one (a digit or a sign),
     // so that "password protected" stays prose.

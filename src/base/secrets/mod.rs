@@ -10,6 +10,8 @@
 
 mod config;
 
+use config::URL_PLACEHOLDERS;
+
 /// What a generated table or a derived summary shows instead of a field
 /// that looks like a credential: generated files are committed, and read
 /// by agents.
@@ -86,10 +88,6 @@ const WEBHOOKS: &[(&str, &str)] = &[
     ("outlook.office.com/webhook/", "a Microsoft Teams webhook URL"),
     ("api.telegram.org/bot", "a Telegram bot token"),
 ];
-
-/// What stands in a URL's password place in examples, not a password.
-const URL_PLACEHOLDERS: &[&str] =
-    &["password", "pass", "passwd", "pwd", "secret", "changeme", "redacted", "token", "xxx"];
 
 /// Words that make the value after them a credential.
 const ASSIGNED: &[&str] = &[
