@@ -222,10 +222,15 @@ fn inspect_overview_counts_categories() {
 #[test]
 fn completions_and_man_page_are_generated() {
     let env = Env::new();
-    for shell in ["bash", "zsh", "fish", "powershell"] {
+    // Each script registers mem as its own completer (`COMPLETE=<shell> mem`),
+    // which then answers with the commands.
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let out = env.stdout(["completions", shell]);
-        assert!(out.contains("recall") && out.contains("remember"), "{shell}");
+        assert!(out.contains("COMPLETE") && out.contains(shell) && out.contains("mem"), "{shell}");
     }
+    let out = env.process(["--", "mem", "re"]).env("COMPLETE", "fish").output().unwrap();
+    let words = String::from_utf8(out.stdout).unwrap();
+    assert!(words.contains("recall\t") && words.contains("remember\t"), "{words}");
     let man = env.stdout(["man"]);
     assert!(man.starts_with(".ie") || man.contains(".TH mem 1"), "{man}");
     env.mem(["completions", "tcsh"]).assert().code(2);
