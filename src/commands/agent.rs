@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::base::error::Error;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
-use crate::store::trust::Gate;
+use crate::store::scan::Listing;
+use crate::store::trust::{self, Gate, Standing};
 
 /// Leave out an untrusted project root (its memories would become the agent's
 /// instructions), with a note saying how to trust it; as `mem context` does.
@@ -82,4 +83,33 @@ pub fn held_back_note(paths: &[String]) -> Option<String> {
             paths.join(", ")
         )
     })
+}
+
+/// Where the selected project root stands with agents on this device; None
+/// when there is none, or trust does not apply (`MEM_TRUST_ALL`).
+/// `listings` are its memory files when the caller listed them already.
+pub fn project_standing(ctx: &Context, listings: Option<&[Listing]>) -> Option<Standing> {
+    let project = ctx.roots.project.as_ref()?;
+    let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
+    if !selected || !project.exists() || ctx.trust_all {
+        return None;
+    }
+    let global = &ctx.roots.global.dir;
+    Some(match listings {
+        Some(listings) => trust::standing(global, project, listings),
+        None => trust::standing_now(global, project),
+    })
+}
+
+/// "N project files changed outside mem are held back from agents", when
+/// any are: for the commands that write or check a root.
+pub fn held_back_warning(ctx: &Context) -> Option<String> {
+    project_standing(ctx, None)?.notice()
+}
+
+/// The held-back notice, or for a root never trusted here one quiet line:
+/// for the commands that describe a root (`inspect`, `stats`, `lint`).
+pub fn standing_warning(ctx: &Context) -> Option<String> {
+    let standing = project_standing(ctx, None)?;
+    standing.notice().or_else(|| standing.untrusted_line())
 }

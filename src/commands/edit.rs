@@ -35,6 +35,8 @@ pub struct Report {
     pub file: PathBuf,
     pub action: &'static str,
     pub compiled: Vec<String>,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// Edit.
@@ -109,7 +111,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
-    Ok(Report { path: rel.file(), file, action, compiled })
+    let warnings = crate::commands::agent::held_back_warning(ctx).into_iter().collect();
+    Ok(Report { path: rel.file(), file, action, compiled, warnings })
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, split into words.
@@ -161,5 +164,9 @@ fn ask(question: &str) -> bool {
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
         format!("{} {}\n", self.action, style.path(&self.path))
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }

@@ -28,9 +28,21 @@ use crate::store::scan::walk;
 )]
 pub struct Args {}
 
+/// How much a finding weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something to fix: lint exits 1.
+    Error,
+    /// Something to know, that alone does not fail lint (files held back
+    /// from agents).
+    Warning,
+}
+
 /// One problem.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
+    pub severity: Severity,
     pub file: PathBuf,
     pub line: Option<usize>,
     pub problem: String,
@@ -44,6 +56,9 @@ pub struct Report {
     /// JSON, as `list` and `inspect` call what they could not use).
     #[serde(rename = "problems")]
     pub findings: Vec<Finding>,
+    /// A project root never trusted here, said once.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// One file as lint reads it.
@@ -59,16 +74,30 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
     for root in ctx.read_roots()? {
         lint_root(root, &mut findings)?;
     }
+    let mut warnings = Vec::new();
+    if let Some(standing) = crate::commands::agent::project_standing(ctx, None) {
+        if let (Some(problem), Some(project)) = (standing.notice(), &ctx.roots.project) {
+            findings.push(Finding {
+                severity: Severity::Warning,
+                file: project.dir.clone(),
+                line: None,
+                problem,
+                fix: "read what changed (`mem trust` shows it) and trust it, or revert it".into(),
+            });
+        }
+        warnings.extend(standing.untrusted_line());
+    }
     findings.sort_by(|a, b| {
         a.file.cmp(&b.file).then(a.line.cmp(&b.line)).then_with(|| a.problem.cmp(&b.problem))
     });
-    Ok(Report { findings })
+    Ok(Report { findings, warnings })
 }
 
 fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let (files, problems) = walk(root);
     for p in problems {
         out.push(Finding {
+            severity: Severity::Error,
             file: p.path,
             line: p.line,
             problem: p.message,
@@ -88,6 +117,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             });
         if let Some(why) = why {
             out.push(Finding {
+                severity: Severity::Error,
                 file: f.path.clone(),
                 line: None,
                 problem: format!("{why}: this tree cannot be checked out on Windows"),
@@ -96,6 +126,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
         }
         if let Some(twin) = seen.insert(f.rel.file().to_ascii_lowercase(), f) {
             out.push(Finding {
+                severity: Severity::Error,
                 file: f.path.clone(),
                 line: None,
                 problem: format!(
@@ -117,6 +148,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let (stale_files, notes) = stale(root)?;
     for path in stale_files {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.join(&path),
             line: None,
             problem: "generated text is stale".into(),
@@ -125,6 +157,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     for n in notes.into_iter().filter(|n| n.error) {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.join(&n.path),
             line: n.line,
             problem: n.message,
@@ -133,6 +166,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     if let Some(problem) = over_budget(read.iter().map(|r| &r.memory), root.scope) {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.clone(),
             line: None,
             problem,
@@ -142,6 +176,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let max = max_entries();
     if read.len() > max {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.clone(),
             line: None,
             problem: format!("{} memories, over MEM_MAX_ENTRIES={max}", read.len()),
@@ -158,6 +193,7 @@ fn read_one(
     out: &mut Vec<Finding>,
 ) -> Option<Read> {
     let finding = |line, problem: String, fix: &str| Finding {
+        severity: Severity::Error,
         file: f.path.clone(),
         line,
         problem,
@@ -261,6 +297,7 @@ fn links(read: &[Read], out: &mut Vec<Finding>) {
             let line = key_line(&r.text, key);
             match by_path.get(target) {
                 None => out.push(Finding {
+                    severity: Severity::Error,
                     file: r.file.clone(),
                     line,
                     problem: format!("`{key}` points at {target}, which does not exist"),
@@ -274,6 +311,7 @@ fn links(read: &[Read], out: &mut Vec<Finding>) {
                     };
                     if theirs.as_deref() != Some(m.file().as_str()) {
                         out.push(Finding {
+                            severity: Severity::Error,
                             file: r.file.clone(),
                             line,
                             problem: format!(
@@ -292,6 +330,7 @@ fn links(read: &[Read], out: &mut Vec<Finding>) {
             if !seen.insert(next.clone()) {
                 if next == m.file() {
                     out.push(Finding {
+                        severity: Severity::Error,
                         file: r.file.clone(),
                         line: key_line(&r.text, "superseded_by"),
                         problem: "the supersede chain comes back to this memory (a cycle)".into(),
@@ -315,6 +354,7 @@ fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
     for (i, j, score) in near_pairs(&sets) {
         let (a, b) = (live[i], live[j]);
         out.push(Finding {
+            severity: Severity::Error,
             file: a.file.clone(),
             line: None,
             problem: format!("nearly the same as {} (similarity {score:.2})", b.memory.file()),
@@ -335,12 +375,20 @@ fn shared_triggers(read: &[Read], out: &mut Vec<Finding>) {
         let names: Vec<String> = owners.iter().map(|r| r.memory.file()).collect();
         for r in owners {
             out.push(Finding {
+                severity: Severity::Error,
                 file: r.file.clone(),
                 line: key_line(&r.text, "load_when"),
                 problem: format!("trigger `{trigger}` is shared by {}", names.join(", ")),
                 fix: "make each trigger specific to one memory".into(),
             });
         }
+    }
+}
+
+impl Report {
+    /// The findings that fail lint.
+    fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
     }
 }
 
@@ -352,19 +400,30 @@ impl crate::output::Report for Report {
         let mut out = String::new();
         for f in &self.findings {
             let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let weight = if f.severity == Severity::Warning { "warning: " } else { "" };
             out.push_str(&format!(
-                "{}{line}: {}\n  fix: {}\n",
+                "{}{line}: {weight}{}\n  fix: {}\n",
                 style.path(&f.file.display().to_string()),
                 f.problem,
                 f.fix
             ));
         }
-        out.push_str(&format!("{} problem(s)\n", self.findings.len()));
+        let errors = self.errors();
+        let warnings = self.findings.len() - errors;
+        out.push_str(&match (errors, warnings) {
+            (0, w) => format!("no problems, {w} warning(s)\n"),
+            (e, 0) => format!("{e} problem(s)\n"),
+            (e, w) => format!("{e} problem(s), {w} warning(s)\n"),
+        });
         out
     }
 
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     fn exit_code(&self) -> i32 {
-        i32::from(!self.findings.is_empty())
+        i32::from(self.errors() > 0)
     }
 }
 

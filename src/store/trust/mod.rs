@@ -17,10 +17,12 @@
 //! a trusted path has no such id, so it is not trusted.
 
 mod gate;
+mod held;
 mod record;
 mod review;
 
 pub use gate::{Gate, RootMd};
+pub use held::{Standing, standing, standing_now};
 pub use record::{ROOT_MD, Record, digest, load, prose, records_dir};
 pub use review::{
     Review, Reviewed, record, renamed, review, trust_new_root, untrust, wrote, wrote_root_md,
