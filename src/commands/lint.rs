@@ -214,7 +214,11 @@ fn read_one(
     let doc = match Document::parse(&text) {
         Ok(doc) => doc,
         Err(e) => {
-            out.push(finding(Some(e.line), e.message, "fix the frontmatter by hand"));
+            let fix = match crate::model::frontmatter::conflict::find(&text) {
+                Some(_) => "resolve the conflict by hand, then `git add` the file",
+                None => "fix the frontmatter by hand",
+            };
+            out.push(finding(Some(e.line), e.message, fix));
             return None;
         }
     };
