@@ -120,7 +120,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut warnings: Vec<String> =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
     warnings.extend(outside_git);
-    warnings.extend(crate::commands::agent::held_back_warning(ctx));
+    warnings.extend(crate::commands::agent::held_back_warning(ctx, !args.check));
     Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
 }
 

@@ -75,7 +75,7 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
         lint_root(root, &mut findings)?;
     }
     let mut warnings = Vec::new();
-    if let Some(standing) = crate::commands::agent::project_standing(ctx, None) {
+    if let Some(standing) = crate::commands::agent::project_standing(ctx, true) {
         if let (Some(problem), Some(project)) = (standing.notice(), &ctx.roots.project) {
             findings.push(Finding {
                 severity: Severity::Warning,

@@ -9,6 +9,7 @@ mod errors;
 mod files;
 mod git;
 mod guard;
+mod handedits;
 mod hosts;
 mod json_doc;
 mod lifecycle;

@@ -166,7 +166,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
     let (manifest, manifest_more) = manifest(&after, &rel, &may_name);
     warnings.extend(resident_warning(&after, root.scope));
-    warnings.extend(crate::commands::agent::held_back_warning(ctx));
+    warnings.extend(crate::commands::agent::held_back_warning(ctx, true));
     Ok(Report {
         action,
         path: rel.file(),

@@ -77,8 +77,9 @@ impl Standing {
 }
 
 /// Where the project root `project` stands, as its memory files are listed
-/// in `listings` (see [`crate::index::snapshot::list`]).
-pub fn standing(global: &Path, project: &Root, listings: &[Listing]) -> Standing {
+/// in `listings` (see [`crate::index::snapshot::list`]); `keep` writes what
+/// was learnt to the cache (not for a command that writes nothing).
+pub fn standing(global: &Path, project: &Root, listings: &[Listing], keep: bool) -> Standing {
     let Ok(canonical) = project.dir.canonicalize() else { return Standing::Untrusted };
     let Some(record_stamp) = stamp_of(&record_path(global, &canonical)).map(|s| s.size_stamp)
     else {
@@ -124,7 +125,7 @@ pub fn standing(global: &Path, project: &Root, listings: &[Listing]) -> Standing
             fresh.files.insert(key.clone(), Entry { size_stamp: seen.size_stamp, digest, ok });
         }
     }
-    if fresh != cached {
+    if keep && fresh != cached {
         // A cache that cannot be written only costs the hashing again.
         let _ = write_atomic(&project.dir, &cache_path, &encode(&fresh));
     }
@@ -133,9 +134,9 @@ pub fn standing(global: &Path, project: &Root, listings: &[Listing]) -> Standing
 
 /// Where `project` stands, its files listed now (the folder snapshot is
 /// used, not written).
-pub fn standing_now(global: &Path, project: &Root) -> Standing {
+pub fn standing_now(global: &Path, project: &Root, keep: bool) -> Standing {
     let (listings, _) = crate::index::snapshot::list(project, false);
-    standing(global, project, &listings)
+    standing(global, project, &listings, keep)
 }
 
 fn cache_path(project: &Root) -> PathBuf {
