@@ -257,6 +257,17 @@ fn conflict_markers_documented_in_a_fenced_block_are_text() {
         .assert()
         .success();
     env.mem(["lint"]).assert().success().stdout(contains("no problems"));
+    // The same lines outside a fence would read back as a conflict: refused.
+    env.mem([
+        "remember",
+        "pitfalls/bare",
+        "Before:\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n",
+    ])
+    .assert()
+    .code(2)
+    .stderr(contains("unresolved git conflict"))
+    .stderr(contains("fenced code block"));
+    assert!(!env.project().join("pitfalls/bare.md").exists());
     env.mem(["recall", "markers"]).assert().success().stdout(contains("pitfalls/merge-markers.md"));
     env.mem(["compile", "--check"]).assert().success();
 }
