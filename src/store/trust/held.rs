@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::base::codec::{get_string, put_bytes, read_varint, seal, unseal, varint};
+use crate::base::codec::{checksum, get_string, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
 use crate::index::format::RACY_NS;
 use crate::model::roots::Root;
@@ -87,23 +87,21 @@ pub fn standing(global: &Path, project: &Root, listings: &[Listing], keep: bool)
     };
     let listed_at = now_ns();
     let cache_path = cache_path(project);
-    let cached = files::read(&project.dir, &cache_path, Links::Never, u64::from(u32::MAX))
-        .ok()
-        .as_deref()
-        .and_then(decode)
-        .unwrap_or_default();
-    let now = current(listings, stamp_of(&project.dir.join(ROOT_MD)));
-    // Nothing moved since the cache was made: its verdicts stand.
-    if cached.record == Some(record_stamp)
-        && now
-            .iter()
-            .all(|(k, s)| cached.files.get(k).is_some_and(|e| e.size_stamp == s.size_stamp))
+    let bytes = files::read(&project.dir, &cache_path, Links::Never, u64::from(u32::MAX)).ok();
+    let root_md = stamp_of(&project.dir.join(ROOT_MD));
+    let listed = listing_digest(listings, root_md);
+    // Nothing moved since the cache was made (the trust record, every
+    // file's name, size and stamp): its verdicts stand, read from its head.
+    if let Some(head) = bytes.as_deref().and_then(decode_head)
+        && head.record == Some(record_stamp)
+        && head.listed == listed
     {
-        let held = now.keys().filter(|k| cached.files.get(*k).is_some_and(|e| !e.ok)).cloned();
-        return Standing::Trusted(held.collect());
+        return Standing::Trusted(head.held);
     }
+    let cached = bytes.as_deref().and_then(decode).unwrap_or_default();
+    let now = current(listings, root_md);
     let Some(record) = load(global, project) else { return Standing::Untrusted };
-    let mut fresh = Cache { record: Some(record_stamp), files: BTreeMap::new() };
+    let mut fresh = Cache { record: Some(record_stamp), ..Cache::default() };
     let mut held = Vec::new();
     for (key, seen) in &now {
         let known = cached.files.get(key).filter(|e| e.size_stamp == seen.size_stamp);
@@ -124,6 +122,12 @@ pub fn standing(global: &Path, project: &Root, listings: &[Listing], keep: bool)
         if known.is_some() || seen.changed_ns.saturating_add(RACY_NS) < listed_at {
             fresh.files.insert(key.clone(), Entry { size_stamp: seen.size_stamp, digest, ok });
         }
+    }
+    // The head vouches for the whole listing only when every file in it
+    // was settled (none was left out of the cache).
+    if fresh.files.len() == now.len() {
+        fresh.listed = listed;
+        fresh.held = held.clone();
     }
     if keep && fresh != cached {
         // A cache that cannot be written only costs the hashing again.
@@ -189,11 +193,45 @@ fn read_digest(project: &Root, key: &str) -> Option<String> {
     Some(digest(text.as_bytes()))
 }
 
+/// What the cache says at its head: enough for the common case, nothing
+/// changed since.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Head {
+    /// The trust record file's size and stamp when the verdicts were made.
+    record: Option<(u64, u64)>,
+    /// [`listing_digest`] of the files then (0: not vouched for).
+    listed: u64,
+    /// The files held back then.
+    held: Vec<String>,
+}
+
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Cache {
     /// The trust record file's size and stamp when the verdicts were made.
     record: Option<(u64, u64)>,
+    listed: u64,
+    held: Vec<String>,
     files: BTreeMap<String, Entry>,
+}
+
+/// A digest of every memory file's category, name, size and stamp, and
+/// of ROOT.md's size and stamp.
+fn listing_digest(listings: &[Listing], root_md: Option<Seen>) -> u64 {
+    let mut bytes = Vec::with_capacity(64 * listings.len());
+    let (size, stamp) = root_md.map_or((u64::MAX, 0), |s| s.size_stamp);
+    varint(size, &mut bytes);
+    varint(stamp, &mut bytes);
+    for l in listings {
+        put_bytes(l.category.as_bytes(), &mut bytes);
+        varint(l.files.len() as u64, &mut bytes);
+        for (i, f) in l.files.iter().enumerate() {
+            put_bytes(l.name(i).as_bytes(), &mut bytes);
+            varint(f.size, &mut bytes);
+            varint(f.stamp(), &mut bytes);
+        }
+    }
+    // Never 0, which means "not vouched for".
+    checksum(&bytes) | 1
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -209,6 +247,11 @@ fn encode(cache: &Cache) -> Vec<u8> {
     let (size, stamp) = cache.record.unwrap_or_default();
     varint(size, &mut body);
     varint(stamp, &mut body);
+    varint(cache.listed, &mut body);
+    varint(cache.held.len() as u64, &mut body);
+    for key in &cache.held {
+        put_bytes(key.as_bytes(), &mut body);
+    }
     varint(cache.files.len() as u64, &mut body);
     for (key, e) in &cache.files {
         put_bytes(key.as_bytes(), &mut body);
@@ -220,9 +263,25 @@ fn encode(cache: &Cache) -> Vec<u8> {
     seal(MAGIC, &body)
 }
 
-fn decode(bytes: &[u8]) -> Option<Cache> {
+/// The head, and where the file entries start.
+fn read_head<'a>(bytes: &'a [u8]) -> Option<(Head, &'a [u8])> {
     let mut at = unseal(MAGIC, bytes)?;
     let record = Some((read_varint(&mut at)?, read_varint(&mut at)?));
+    let listed = read_varint(&mut at)?;
+    let n = read_varint(&mut at)?;
+    let mut held = Vec::new();
+    for _ in 0..n {
+        held.push(get_string(&mut at)?);
+    }
+    Some((Head { record, listed, held }, at))
+}
+
+fn decode_head(bytes: &[u8]) -> Option<Head> {
+    read_head(bytes).map(|(head, _)| head)
+}
+
+fn decode(bytes: &[u8]) -> Option<Cache> {
+    let (Head { record, listed, held }, mut at) = read_head(bytes)?;
     let count = read_varint(&mut at)?;
     let mut files = BTreeMap::new();
     for _ in 0..count {
@@ -233,7 +292,7 @@ fn decode(bytes: &[u8]) -> Option<Cache> {
         at = rest;
         files.insert(key, Entry { size_stamp, digest, ok: ok == 1 });
     }
-    at.is_empty().then_some(Cache { record, files })
+    at.is_empty().then_some(Cache { record, listed, held, files })
 }
 
 #[cfg(test)]
@@ -267,7 +326,8 @@ mod tests {
             ROOT_MD.to_string(),
             Entry { size_stamp: (1, u64::MAX), digest: "cd".into(), ok: false },
         );
-        let cache = Cache { record: Some((3, 4)), files };
+        let cache =
+            Cache { record: Some((3, 4)), listed: 9, held: vec![ROOT_MD.to_string()], files };
         let bytes = encode(&cache);
         assert_eq!(decode(&bytes), Some(cache));
         for cut in 0..bytes.len() {
