@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Error;
+use crate::index::held::Standing;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
 use crate::store::trust::Gate;
@@ -82,4 +83,30 @@ pub fn held_back_note(paths: &[String]) -> Option<String> {
             paths.join(", ")
         )
     })
+}
+
+/// Where the selected project root stands with agents on this device; None
+/// when there is none, or trust does not apply (`MEM_TRUST_ALL`). `keep`
+/// lets the check cache what it learnt (not for a command that writes
+/// nothing).
+pub fn project_standing(ctx: &Context, keep: bool) -> Option<Standing> {
+    let project = ctx.roots.project.as_ref()?;
+    let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
+    if !selected || !project.exists() || ctx.trust_all {
+        return None;
+    }
+    Some(crate::index::held::standing_now(&ctx.roots.global.dir, project, keep))
+}
+
+/// "N project files changed outside mem are held back from agents", when
+/// any are: for the commands that write or check a root.
+pub fn held_back_warning(ctx: &Context, keep: bool) -> Option<String> {
+    project_standing(ctx, keep)?.notice()
+}
+
+/// The held-back notice, or for a root never trusted here one quiet line:
+/// for the commands that describe a root (`inspect`, `stats`, `lint`).
+pub fn standing_warning(ctx: &Context) -> Option<String> {
+    let standing = project_standing(ctx, true)?;
+    standing.notice().or_else(|| standing.untrusted_line())
 }

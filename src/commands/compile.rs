@@ -64,7 +64,11 @@ pub struct NoteReport {
     pub path: String,
     pub line: Option<usize>,
     pub message: String,
+    /// The generated text cannot be written (broken markers): exit 2.
     pub error: bool,
+    /// A memory file that cannot be read or parsed, left out of the
+    /// indexes: `--check` fails on it (exit 1), so a hook refuses it.
+    pub skipped: bool,
 }
 
 /// The whole run.
@@ -124,6 +128,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut warnings: Vec<String> =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
     warnings.extend(also_said);
+    warnings.extend(crate::commands::agent::held_back_warning(ctx, !args.check));
     Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
 }
 
@@ -189,13 +194,20 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     let memories = scan.memories;
     // A file that cannot be read is left out of the indexes: said, so it
     // does not vanish in silence.
-    for p in listed.iter().chain(&scan.problems).filter(|p| p.skipped) {
+    // A memory that cannot be read fails a check: no commit should hold
+    // what no command can read back. A misplaced file is only said.
+    let listed = listed.iter().map(|p| (p, false));
+    for (p, skipped) in listed.chain(scan.problems.iter().map(|p| (p, true))) {
+        if !p.skipped {
+            continue;
+        }
         let path = p.path.strip_prefix(&root.dir).unwrap_or(&p.path);
         report.notes.push(NoteReport {
             path: path.display().to_string(),
             line: p.line,
             message: format!("left out of the indexes: {}", p.message),
             error: false,
+            skipped,
         });
     }
     let root_md = crate::store::files::text(&root.dir, &root.dir.join("ROOT.md"))?;
@@ -268,12 +280,19 @@ fn read_indexes(root: &Root) -> Result<BTreeMap<String, String>> {
 }
 
 fn note_report(n: Note) -> NoteReport {
-    NoteReport { path: n.path, line: n.line, message: n.message, error: n.error }
+    NoteReport { path: n.path, line: n.line, message: n.message, error: n.error, skipped: false }
 }
 
 fn note_line(dir: &std::path::Path, n: &NoteReport) -> String {
     let line = n.line.map(|l| format!(":{l}")).unwrap_or_default();
     format!("{}{line}: {}", dir.join(&n.path).display(), n.message)
+}
+
+impl Report {
+    /// How many memory files could not be read or parsed.
+    fn unreadable(&self) -> usize {
+        self.roots.iter().flat_map(|r| &r.notes).filter(|n| n.skipped).count()
+    }
 }
 
 impl crate::output::Report for Report {
@@ -315,19 +334,30 @@ impl crate::output::Report for Report {
             .flat_map(|r| r.written.iter().chain(&r.removed).map(|f| r.dir.join(f)))
             .map(|p| relative(&p))
             .collect();
-        (self.check && self.stale).then(|| match self.staged {
+        let unreadable = self.unreadable();
+        let stale = (self.check && self.stale).then(|| match self.staged {
             true => format!(
                 "{n} generated file(s) are stale in what is staged: run `mem compile`, then `git add {}`",
                 files.join(" ")
             ),
             false => format!("{n} generated file(s) are stale; run `mem compile`"),
-        })
+        });
+        let unreadable = (self.check && unreadable > 0).then(|| match self.staged {
+            true => format!(
+                "{unreadable} staged memory file(s) cannot be read (named above): fix them, then `git add` them"
+            ),
+            false => format!("{unreadable} memory file(s) cannot be read (named above): fix them"),
+        });
+        match (unreadable, stale) {
+            (Some(u), Some(s)) => Some(format!("{u}; {s}")),
+            (u, s) => u.or(s),
+        }
     }
 
     fn exit_code(&self) -> i32 {
         if self.roots.iter().any(|r| r.notes.iter().any(|n| n.error)) {
             2
-        } else if self.check && self.stale {
+        } else if self.check && (self.stale || self.unreadable() > 0) {
             1
         } else {
             0

@@ -67,6 +67,9 @@ pub struct Report {
     /// What the edit changed besides the text: a category it made, a memory
     /// that became or stopped being a hard rule.
     pub notes: Vec<String>,
+    /// Project files held back from agents, said on stderr.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// Why a saved draft is not a memory yet: its line (1-based) and what is wrong.
@@ -103,6 +106,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         history_file,
         compiled,
         notes: Vec::new(),
+        warnings: Vec::new(),
     };
     if args.discard {
         if pending.is_none() {
@@ -193,7 +197,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let compiled = refresh(root)?.0;
     let notes =
         crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
-    Ok(Report { notes, ..report(action, resumed, history_file, compiled) })
+    let warnings = crate::commands::agent::held_back_warning(ctx, true).into_iter().collect();
+    Ok(Report { notes, warnings, ..report(action, resumed, history_file, compiled) })
 }
 
 /// `after` with `updated` set to `at`, written in the form the file uses,
@@ -345,5 +350,9 @@ impl crate::output::Report for Report {
             out.push_str(&format!("  note: {note}\n"));
         }
         out
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }

@@ -73,6 +73,9 @@ pub struct Overview {
     /// What was left out of this overview, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Files held back from agents, or a root never trusted here.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// One link of a version chain.
@@ -132,7 +135,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         tree.shadowed.retain(|m| crate::commands::filter::visible_to(m, role));
     }
     match &args.path {
-        None => Ok(Report::Overview(overview(ctx, tree))),
+        None => {
+            let mut overview = overview(ctx, tree);
+            if !args.as_agent {
+                overview.warnings.extend(crate::commands::agent::standing_warning(ctx));
+            }
+            Ok(Report::Overview(overview))
+        }
         Some(path) => detail(ctx, &tree, &RelPath::parse(path)?, args.as_agent)
             .map(|d| Report::Detail(Box::new(d))),
     }
@@ -201,7 +210,7 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
             target: None,
         }));
     }
-    Overview { roots, shadowed, problems, notes: Vec::new() }
+    Overview { roots, shadowed, problems, notes: Vec::new(), warnings: Vec::new() }
 }
 
 fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<Detail> {
@@ -270,6 +279,13 @@ impl crate::output::Report for Report {
                     )
                 })
                 .collect(),
+        }
+    }
+
+    fn warnings(&self) -> &[String] {
+        match self {
+            Report::Overview(o) => &o.warnings,
+            _ => &[],
         }
     }
 

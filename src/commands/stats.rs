@@ -164,6 +164,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
         roots.push(stats);
     }
+    warnings.extend(crate::commands::agent::standing_warning(ctx));
     Ok(Report { roots, warnings, clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang } })
 }
 

@@ -94,6 +94,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     if confirmed {
         trust::record(global, root, &review, ctx.now_ms)?;
+        // What each file's digest is, kept so that later commands (the
+        // pre-commit hook first) need not hash unchanged files to say what
+        // is held back.
+        crate::index::held::standing_now(global, root, true);
         report.trusted = true;
     } else {
         report.unconfirmed = true;

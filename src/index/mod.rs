@@ -41,6 +41,7 @@ pub mod cached;
 pub mod docs;
 pub mod format;
 pub mod fresh;
+pub mod held;
 mod mapped;
 pub mod names;
 mod packed;

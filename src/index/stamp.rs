@@ -18,7 +18,7 @@ use crate::model::roots::Root;
 use crate::store::scan::Listing;
 use crate::store::write::write_atomic;
 
-const MAGIC: &[u8; 8] = b"MEMSTMP\x01";
+const MAGIC: &[u8; 8] = b"MEMSTMP\x02";
 
 fn path(root: &Root) -> PathBuf {
     root.dir.join(".cache").join("compiled")

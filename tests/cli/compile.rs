@@ -282,7 +282,8 @@ fn a_memory_that_cannot_be_read_is_named_not_silently_dropped() {
     assert!(!env.read("facts/index.md").contains("broken.md"));
     // Said on every run while it is broken, never recorded as clean.
     env.mem(["compile"]).assert().success().stderr(contains("facts/broken.md"));
-    env.mem(["compile", "--check"]).assert().success().stderr(contains("facts/broken.md"));
+    // A check fails on it: no commit should hold what cannot be read back.
+    env.mem(["compile", "--check"]).assert().code(1).stderr(contains("facts/broken.md:3:"));
 }
 
 /// The state a `kill -9` between a memory's write and its recompile

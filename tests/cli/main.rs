@@ -12,6 +12,7 @@ mod errors;
 mod files;
 mod git;
 mod guard;
+mod handedits;
 mod hardening;
 mod hosts;
 mod json_doc;

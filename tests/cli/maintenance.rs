@@ -55,6 +55,16 @@ fn stats_counts_what_the_demo_holds() {
         .assert()
         .success()
         .stderr(contains("over MEM_MAX_ENTRIES=10"));
+    // lint warns of the size and still passes: it is no fault of any file.
+    let out = env.mem(["lint", "--json"]).env("MEM_MAX_ENTRIES", "10").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lint: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = lint["problems"].as_array().unwrap();
+    assert!(
+        found.iter().any(|p| p["severity"] == "warning"
+            && p["problem"].as_str().unwrap().contains("over MEM_MAX_ENTRIES=10")),
+        "{lint}"
+    );
 }
 
 #[test]

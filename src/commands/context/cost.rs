@@ -142,6 +142,10 @@ impl crate::output::Report for Report {
 
     /// Said on stderr too, for the person or the plugin that runs it: the
     /// block alone tells only the agent.
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     fn notice(&self) -> Option<String> {
         let dirs: Vec<String> = self.untrusted.iter().map(|d| d.display().to_string()).collect();
         (!dirs.is_empty()).then(|| {

@@ -57,6 +57,22 @@ With a session id (from --hook or --query - JSON, or --session), a prompt
 gets only memories that session was not shown yet; after `compact` or `clear`
 it starts over. Nothing to say prints nothing.";
 
+/// The memory files of the injected roots that cannot be read, one warning
+/// each; those of a project root the user trusted file by file are counted,
+/// not quoted (their names and text are not trusted).
+fn left_out_unreadable(
+    lib: &crate::index::Library,
+    project: Option<&Root>,
+    gate: &Gate,
+) -> Vec<String> {
+    let mut warnings: Vec<String> =
+        lib.problems.iter().filter(|p| p.skipped).map(ToString::to_string).collect();
+    if let Some(project) = project.filter(|_| !matches!(gate, Gate::All)) {
+        crate::commands::agent::scrub(&mut warnings, &project.dir);
+    }
+    warnings
+}
+
 /// Print the memory an agent should see now.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -308,6 +324,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         json: ctx.json,
         prompt_mode,
         pending: None,
+        warnings: left_out_unreadable(&lib, project, &gate),
     };
     let mut needs = place::place(
         &mut report,

@@ -105,6 +105,10 @@ pub struct Report {
     pub(super) prompt_mode: bool,
     #[serde(skip)]
     pub(super) pending: Option<Pending>,
+    /// Memory files left out because they cannot be read (invalid YAML,
+    /// an unresolved git conflict): on stderr, and last in JSON.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// One thing that may go into the block, in rank order.

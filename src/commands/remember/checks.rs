@@ -24,7 +24,12 @@ pub(super) fn refuse_unreadable(rel: &RelPath, text: &str) -> Result<()> {
         .hint("keep a memory short; link to a document in the repository for the details"));
     }
     Document::parse(text).map(drop).map_err(|e| {
-        Error::input(format!("{rel}: {}", e.message)).hint("shorten the fields given as flags")
+        let hint = match crate::model::frontmatter::conflict::find(text) {
+            // Read back, the text would be taken for a merge left unresolved.
+            Some(_) => "to show conflict markers, put them in a fenced code block (```)",
+            None => "shorten the fields given as flags",
+        };
+        Error::input(format!("{rel}: {}", e.message)).hint(hint)
     })
 }
 

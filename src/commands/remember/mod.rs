@@ -181,6 +181,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
     let (manifest, manifest_more) = manifest(&after, &rel, &may_name);
     warnings.extend(resident_warning(&after, root.scope));
+    // For the person at the keyboard: an agent is never told the names of
+    // files the user has not trusted.
+    if !args.as_agent {
+        warnings.extend(crate::commands::agent::held_back_warning(ctx, true));
+    }
     Ok(Report {
         action,
         path: rel.file(),

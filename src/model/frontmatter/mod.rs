@@ -5,6 +5,7 @@
 //! an unclosed frontmatter is an error (never silently body text), and the
 //! body is kept byte for byte. Keys keep their order through a rewrite.
 
+pub mod conflict;
 pub mod edit;
 
 use yaml_serde::{Mapping, Value};
@@ -53,6 +54,16 @@ impl Document {
             Some(rest) => (true, rest),
             None => (false, text),
         };
+        // A merge left unresolved reads as neither side: never as the text.
+        if let Some(c) = conflict::find(text) {
+            return Err(ParseError {
+                line: c.start,
+                message: format!(
+                    "unresolved git conflict (lines {}-{}): keep the text you want and delete the `<<<<<<<`, `=======` and `>>>>>>>` lines",
+                    c.start, c.end
+                ),
+            });
+        }
         let Some(opening) = fence_len(text) else {
             let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
             let body = text.to_string();

@@ -21,7 +21,7 @@ mod record;
 mod review;
 
 pub use gate::{Gate, RootMd};
-pub use record::{ROOT_MD, Record, digest, key, load, prose, records_dir};
+pub use record::{ROOT_MD, Record, digest, key, load, prose, record_path, records_dir};
 pub use review::{
     Review, Reviewed, record, renamed, review, trust_new_root, untrust, wrote, wrote_root_md,
 };

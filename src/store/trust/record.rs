@@ -94,7 +94,7 @@ pub fn records_dir(global: &Path) -> PathBuf {
     global.join(DIR)
 }
 
-pub(super) fn record_path(global: &Path, canonical: &Path) -> PathBuf {
+pub fn record_path(global: &Path, canonical: &Path) -> PathBuf {
     let key = key(canonical.as_os_str().as_encoded_bytes());
     global.join(DIR).join(format!("{key}.json"))
 }

@@ -2,16 +2,12 @@
 //! file, the line where it applies, and the fix. Exit 1 when there are
 //! problems, so it can gate CI.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::secrets;
 use crate::commands::compile::stale;
 use crate::commands::stats::max_entries;
-use crate::guard::{Bigrams, bigrams, near_pairs};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::memory::keys::KEYS;
@@ -21,21 +17,19 @@ use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::walk;
 
+mod between;
+mod finding;
+
+use between::{duplicates, links, shared_triggers};
+pub use finding::{Finding, Severity};
+use finding::{Read, key_line};
+
 /// Check the memory roots for problems.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  mem lint\n  mem lint --json      (exit 1 when there are problems: use it in CI)"
 )]
 pub struct Args {}
-
-/// One problem.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    pub file: PathBuf,
-    pub line: Option<usize>,
-    pub problem: String,
-    pub fix: String,
-}
 
 /// All problems.
 #[derive(Debug, Serialize)]
@@ -44,13 +38,9 @@ pub struct Report {
     /// JSON, as `list` and `inspect` call what they could not use).
     #[serde(rename = "problems")]
     pub findings: Vec<Finding>,
-}
-
-/// One file as lint reads it.
-struct Read {
-    file: PathBuf,
-    text: String,
-    memory: Memory,
+    /// A project root never trusted here, said once.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// Lint every selected root.
@@ -59,16 +49,30 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
     for root in ctx.read_roots()? {
         lint_root(root, &mut findings)?;
     }
+    let mut warnings = Vec::new();
+    if let Some(standing) = crate::commands::agent::project_standing(ctx, true) {
+        if let (Some(problem), Some(project)) = (standing.notice(), &ctx.roots.project) {
+            findings.push(Finding {
+                severity: Severity::Warning,
+                file: project.dir.clone(),
+                line: None,
+                problem,
+                fix: "read what changed (`mem trust` shows it) and trust it, or revert it".into(),
+            });
+        }
+        warnings.extend(standing.untrusted_line());
+    }
     findings.sort_by(|a, b| {
         a.file.cmp(&b.file).then(a.line.cmp(&b.line)).then_with(|| a.problem.cmp(&b.problem))
     });
-    Ok(Report { findings })
+    Ok(Report { findings, warnings })
 }
 
 fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let (files, problems) = walk(root);
     for p in problems {
         out.push(Finding {
+            severity: Severity::Error,
             file: p.path,
             line: p.line,
             problem: p.message,
@@ -88,6 +92,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             });
         if let Some(why) = why {
             out.push(Finding {
+                severity: Severity::Error,
                 file: f.path.clone(),
                 line: None,
                 problem: format!("{why}: this tree cannot be checked out on Windows"),
@@ -96,6 +101,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
         }
         if let Some(twin) = seen.insert(f.rel.file().to_ascii_lowercase(), f) {
             out.push(Finding {
+                severity: Severity::Error,
                 file: f.path.clone(),
                 line: None,
                 problem: format!(
@@ -115,13 +121,14 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     duplicates(&read, out);
     shared_triggers(&read, out);
     let (stale_files, notes) = stale(root)?;
-    let interrupted = crate::commands::pending::interrupted(root);
+    let interrupted = crate::store::pending::interrupted(root);
     if interrupted {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.clone(),
             line: None,
-            problem: crate::commands::pending::CAUSE.into(),
-            fix: crate::commands::pending::FIX.into(),
+            problem: crate::store::pending::CAUSE.into(),
+            fix: crate::store::pending::FIX.into(),
         });
     }
     for path in stale_files {
@@ -131,6 +138,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             "generated text is stale"
         };
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.join(&path),
             line: None,
             problem: problem.into(),
@@ -139,6 +147,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     for n in notes.into_iter().filter(|n| n.error) {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.join(&n.path),
             line: n.line,
             problem: n.message,
@@ -147,6 +156,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     if let Some(problem) = over_budget(read.iter().map(|r| &r.memory), root.scope) {
         out.push(Finding {
+            severity: Severity::Error,
             file: root.dir.clone(),
             line: None,
             problem,
@@ -155,6 +165,7 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     }
     for (rel, draft) in crate::store::write::drafts(&root.dir) {
         out.push(Finding {
+            severity: Severity::Error,
             file: draft,
             line: None,
             problem: format!("an edit of {rel} could not be saved; the text typed is kept here"),
@@ -164,6 +175,8 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let max = max_entries();
     if read.len() > max {
         out.push(Finding {
+            // A size to know, not a fault of any file: lint still passes.
+            severity: Severity::Warning,
             file: root.dir.clone(),
             line: None,
             problem: format!("{} memories, over MEM_MAX_ENTRIES={max}", read.len()),
@@ -180,6 +193,7 @@ fn read_one(
     out: &mut Vec<Finding>,
 ) -> Option<Read> {
     let finding = |line, problem: String, fix: &str| Finding {
+        severity: Severity::Error,
         file: f.path.clone(),
         line,
         problem,
@@ -200,7 +214,11 @@ fn read_one(
     let doc = match Document::parse(&text) {
         Ok(doc) => doc,
         Err(e) => {
-            out.push(finding(Some(e.line), e.message, "fix the frontmatter by hand"));
+            let fix = match crate::model::frontmatter::conflict::find(&text) {
+                Some(_) => "resolve the conflict by hand, then `git add` the file",
+                None => "fix the frontmatter by hand",
+            };
+            out.push(finding(Some(e.line), e.message, fix));
             return None;
         }
     };
@@ -258,111 +276,10 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The 1-based line of `key:` in the frontmatter.
-fn key_line(text: &str, key: &str) -> Option<usize> {
-    if key.is_empty() {
-        return None;
-    }
-    text.lines()
-        .position(|l| l.trim_start_matches('\u{feff}').starts_with(&format!("{key}:")))
-        .map(|i| i + 1)
-}
-
-/// `supersedes` / `superseded_by` that point at nothing, do not point back,
-/// or go round in a cycle.
-fn links(read: &[Read], out: &mut Vec<Finding>) {
-    let by_path: HashMap<String, &Read> = read.iter().map(|r| (r.memory.file(), r)).collect();
-    for r in read {
-        let m = &r.memory;
-        let pairs = [
-            ("supersedes", &m.supersedes, "superseded_by"),
-            ("superseded_by", &m.superseded_by, "supersedes"),
-        ];
-        for (key, target, back) in pairs {
-            let Some(target) = target else { continue };
-            let line = key_line(&r.text, key);
-            match by_path.get(target) {
-                None => out.push(Finding {
-                    file: r.file.clone(),
-                    line,
-                    problem: format!("`{key}` points at {target}, which does not exist"),
-                    fix: "correct the path, or remove the key".into(),
-                }),
-                Some(other) => {
-                    let theirs = if back == "supersedes" {
-                        &other.memory.supersedes
-                    } else {
-                        &other.memory.superseded_by
-                    };
-                    if theirs.as_deref() != Some(m.file().as_str()) {
-                        out.push(Finding {
-                            file: r.file.clone(),
-                            line,
-                            problem: format!(
-                                "`{key}: {target}` but {target} has no `{back}: {}`",
-                                m.file()
-                            ),
-                            fix: format!("add `{back}: {}` to {target}", m.file()),
-                        });
-                    }
-                }
-            }
-        }
-        let mut seen = HashSet::from([m.file()]);
-        let mut at = m.superseded_by.clone();
-        while let Some(next) = at {
-            if !seen.insert(next.clone()) {
-                if next == m.file() {
-                    out.push(Finding {
-                        file: r.file.clone(),
-                        line: key_line(&r.text, "superseded_by"),
-                        problem: "the supersede chain comes back to this memory (a cycle)".into(),
-                        fix: "break the cycle: the newest memory must not be superseded".into(),
-                    });
-                }
-                break;
-            }
-            at = by_path.get(&next).and_then(|o| o.memory.superseded_by.clone());
-        }
-    }
-}
-
-/// Pairs of live memories whose text is nearly the same.
-fn duplicates(read: &[Read], out: &mut Vec<Finding>) {
-    let live: Vec<&Read> = read.iter().filter(|r| !r.memory.is_superseded()).collect();
-    let sets: Vec<Bigrams> = live
-        .iter()
-        .map(|r| bigrams(&format!("{}\n{}\n{}", r.memory.title, r.memory.summary, r.memory.body)))
-        .collect();
-    for (i, j, score) in near_pairs(&sets) {
-        let (a, b) = (live[i], live[j]);
-        out.push(Finding {
-            file: a.file.clone(),
-            line: None,
-            problem: format!("nearly the same as {} (similarity {score:.2})", b.memory.file()),
-            fix: "merge them, or mark the older one with `--supersedes`".into(),
-        });
-    }
-}
-
-/// `load_when` triggers that several memories claim.
-fn shared_triggers(read: &[Read], out: &mut Vec<Finding>) {
-    let mut by_trigger: BTreeMap<String, Vec<&Read>> = BTreeMap::new();
-    for r in read.iter().filter(|r| !r.memory.is_superseded()) {
-        for t in &r.memory.load_when {
-            by_trigger.entry(t.to_lowercase()).or_default().push(r);
-        }
-    }
-    for (trigger, owners) in by_trigger.into_iter().filter(|(_, o)| o.len() > 1) {
-        let names: Vec<String> = owners.iter().map(|r| r.memory.file()).collect();
-        for r in owners {
-            out.push(Finding {
-                file: r.file.clone(),
-                line: key_line(&r.text, "load_when"),
-                problem: format!("trigger `{trigger}` is shared by {}", names.join(", ")),
-                fix: "make each trigger specific to one memory".into(),
-            });
-        }
+impl Report {
+    /// The findings that fail lint.
+    fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
     }
 }
 
@@ -374,19 +291,30 @@ impl crate::output::Report for Report {
         let mut out = String::new();
         for f in &self.findings {
             let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let weight = if f.severity == Severity::Warning { "warning: " } else { "" };
             out.push_str(&format!(
-                "{}{line}: {}\n  fix: {}\n",
+                "{}{line}: {weight}{}\n  fix: {}\n",
                 style.path(&f.file.display().to_string()),
                 f.problem,
                 f.fix
             ));
         }
-        out.push_str(&format!("{} problem(s)\n", self.findings.len()));
+        let errors = self.errors();
+        let warnings = self.findings.len() - errors;
+        out.push_str(&match (errors, warnings) {
+            (0, w) => format!("no problems, {w} warning(s)\n"),
+            (e, 0) => format!("{e} problem(s)\n"),
+            (e, w) => format!("{e} problem(s), {w} warning(s)\n"),
+        });
         out
     }
 
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     fn exit_code(&self) -> i32 {
-        i32::from(!self.findings.is_empty())
+        i32::from(self.errors() > 0)
     }
 }
 
