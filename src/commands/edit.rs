@@ -179,7 +179,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && after == start) {
         remove_file(&root.dir, &draft)?;
-        return Ok(report("unchanged", resumed, None, Vec::new()));
+        let warnings = crate::commands::agent::held_back_warning(ctx, true).into_iter().collect();
+        return Ok(Report { warnings, ..report("unchanged", resumed, None, Vec::new()) });
     }
     let (action, history_file, after) = match &before {
         None => ("created", None, after),
