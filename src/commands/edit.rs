@@ -111,7 +111,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let _ = std::fs::remove_file(&draft);
     let compiled = if action == "unchanged" { Vec::new() } else { refresh(root)?.0 };
-    let warnings = crate::commands::agent::held_back_warning(ctx, true).into_iter().collect();
+    let warnings = crate::commands::agent::held_back_warning(ctx, None, true).into_iter().collect();
     Ok(Report { path: rel.file(), file, action, compiled, warnings })
 }
 
