@@ -264,7 +264,7 @@ fn encode(cache: &Cache) -> Vec<u8> {
 }
 
 /// The head, and where the file entries start.
-fn read_head<'a>(bytes: &'a [u8]) -> Option<(Head, &'a [u8])> {
+fn read_head(bytes: &[u8]) -> Option<(Head, &[u8])> {
     let mut at = unseal(MAGIC, bytes)?;
     let record = Some((read_varint(&mut at)?, read_varint(&mut at)?));
     let listed = read_varint(&mut at)?;
