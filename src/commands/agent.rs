@@ -8,6 +8,7 @@ use crate::base::error::Error;
 use crate::index::held::Standing;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
+use crate::store::scan::Listing;
 use crate::store::trust::Gate;
 
 /// Leave out an untrusted project root (its memories would become the agent's
@@ -90,18 +91,29 @@ pub fn held_back_note(paths: &[String]) -> Option<String> {
 /// lets the check cache what it learnt (not for a command that writes
 /// nothing).
 pub fn project_standing(ctx: &Context, keep: bool) -> Option<Standing> {
+    standing_listed(ctx, None, keep)
+}
+
+/// [`project_standing`], given the project root's files when the command
+/// listed them already.
+fn standing_listed(ctx: &Context, listed: Option<&[Listing]>, keep: bool) -> Option<Standing> {
     let project = ctx.roots.project.as_ref()?;
     let selected = ctx.selected().iter().any(|r| r.scope == Scope::Project);
     if !selected || !project.exists() || ctx.trust_all {
         return None;
     }
-    Some(crate::index::held::standing_now(&ctx.roots.global.dir, project, keep))
+    let global = &ctx.roots.global.dir;
+    Some(match listed {
+        Some(listings) => crate::index::held::standing(global, project, listings, keep),
+        None => crate::index::held::standing_now(global, project, keep),
+    })
 }
 
 /// "N project files changed outside mem are held back from agents", when
-/// any are: for the commands that write or check a root.
-pub fn held_back_warning(ctx: &Context, keep: bool) -> Option<String> {
-    project_standing(ctx, keep)?.notice()
+/// any are: for the commands that write or check a root. `listed`: the
+/// project root's files, when the command listed them already.
+pub fn held_back_warning(ctx: &Context, listed: Option<&[Listing]>, keep: bool) -> Option<String> {
+    standing_listed(ctx, listed, keep)?.notice()
 }
 
 /// The held-back notice, or for a root never trusted here one quiet line:

@@ -16,6 +16,7 @@ use crate::model::relpath::check_category;
 use crate::model::roots::{Root, Scope};
 use crate::output::Style;
 use crate::settings::Context;
+use crate::store::scan::Listing;
 use crate::store::write::{remove_file, write_atomic};
 
 const EXAMPLES: &str = "\
@@ -56,6 +57,9 @@ pub struct RootReport {
     pub notes: Vec<NoteReport>,
     #[serde(skip)]
     diff: String,
+    /// The root's memory files as this run listed them.
+    #[serde(skip)]
+    listings: Vec<Listing>,
 }
 
 /// A file left alone.
@@ -128,7 +132,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut warnings: Vec<String> =
         reports.iter().flat_map(|r| r.notes.iter().map(move |n| note_line(&r.dir, n))).collect();
     warnings.extend(also_said);
-    warnings.extend(crate::commands::agent::held_back_warning(ctx, !args.check));
+    // The project root as listed here (not what is staged: the files on disk
+    // are what is held back).
+    let listed = reports
+        .iter()
+        .find(|r| r.scope == Scope::Project && !args.staged)
+        .map(|r| r.listings.as_slice());
+    warnings.extend(crate::commands::agent::held_back_warning(ctx, listed, !args.check));
     Ok(Report { check: args.check, staged: args.staged, stale, roots: reports, warnings })
 }
 
@@ -153,11 +163,16 @@ fn compile_staged(root: &Root) -> Result<RootReport> {
 
 /// Recompile one root after a write; returns the files changed and notes as text.
 pub fn refresh(root: &Root) -> Result<(Vec<String>, Vec<String>)> {
+    refresh_listed(root).map(|(changed, notes, _)| (changed, notes))
+}
+
+/// [`refresh`], also returning the root's memory files as it listed them.
+pub fn refresh_listed(root: &Root) -> Result<(Vec<String>, Vec<String>, Vec<Listing>)> {
     let report = compile_root(root, false, false)?;
     let notes = report.notes.iter().map(|n| note_line(&root.dir, n)).collect();
     let mut changed = report.written;
     changed.extend(report.removed);
-    Ok((changed, notes))
+    Ok((changed, notes, report.listings))
 }
 
 /// The generated files of `root` that `mem compile` would change, and the
@@ -177,6 +192,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         removed: Vec::new(),
         notes: Vec::new(),
         diff: String::new(),
+        listings: Vec::new(),
     };
     let listed_at = crate::base::time::now_ns();
     // `--check` writes nothing, not even what it learnt of the folders.
@@ -186,6 +202,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
         if !check {
             crate::store::pending::clear(root);
         }
+        report.listings = listings;
         return Ok(report);
     }
     // Frontmatter alone decides the generated text, and the index cache holds
@@ -255,6 +272,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     if !check {
         crate::store::pending::clear(root);
     }
+    report.listings = listings;
     Ok(report)
 }
 

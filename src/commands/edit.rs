@@ -179,7 +179,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && after == start) {
         remove_file(&root.dir, &draft)?;
-        let warnings = crate::commands::agent::held_back_warning(ctx, true).into_iter().collect();
+        let warnings =
+            crate::commands::agent::held_back_warning(ctx, None, true).into_iter().collect();
         return Ok(Report { warnings, ..report("unchanged", resumed, None, Vec::new()) });
     }
     let (action, history_file, after) = match &before {
@@ -198,7 +199,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let compiled = refresh(root)?.0;
     let notes =
         crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
-    let warnings = crate::commands::agent::held_back_warning(ctx, true).into_iter().collect();
+    let warnings = crate::commands::agent::held_back_warning(ctx, None, true).into_iter().collect();
     Ok(Report { notes, warnings, ..report(action, resumed, history_file, compiled) })
 }
 

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
+use crate::commands::compile::{refresh, refresh_listed};
 use crate::guard::quality;
 use crate::index::{self};
 use crate::model::memory::{Memory, truncate};
@@ -165,8 +165,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         None => None,
     };
     let mut compiled = Vec::new();
+    // The project root's files as the recompile listed them.
+    let mut listed = None;
     if action != Action::Unchanged {
-        let (changed, notes) = refresh(root)?;
+        let (changed, notes, listings) = refresh_listed(root)?;
+        listed = (root.scope == Scope::Project).then_some(listings);
         compiled = changed;
         warnings.extend(notes);
         if let Some(old) = &superseded
@@ -184,7 +187,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // For the person at the keyboard: an agent is never told the names of
     // files the user has not trusted.
     if !args.as_agent {
-        warnings.extend(crate::commands::agent::held_back_warning(ctx, true));
+        warnings.extend(crate::commands::agent::held_back_warning(ctx, listed.as_deref(), true));
     }
     Ok(Report {
         action,
