@@ -9,6 +9,46 @@ fn readme() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
 }
 
+/// The pages whose commands must run as written, in the order they are
+/// run: the README, then the documents it links to.
+const DOCS: [&str; 7] = [
+    "docs/commands.md",
+    "docs/git.md",
+    "docs/agents.md",
+    "docs/files.md",
+    "docs/security.md",
+    "docs/ranking.md",
+    "docs/semantic.md",
+];
+
+/// The README and `docs/`, one after the other.
+fn documents() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = readme();
+    for doc in DOCS {
+        all.push('\n');
+        all.push_str(&std::fs::read_to_string(root.join(doc)).unwrap());
+    }
+    all
+}
+
+#[test]
+fn the_readme_is_a_front_door() {
+    let text = readme();
+    assert!(text.len() < 15 * 1024, "the README is {} bytes", text.len());
+    for section in ["## Install", "## Quickstart", "## Connect an agent", "## How it compares"] {
+        assert!(text.contains(section), "{section}");
+    }
+    assert!(text.contains("cargo install --locked --path ."));
+    // Every document it links to is there.
+    for link in text.split("](").skip(1).filter_map(|l| l.split(')').next()) {
+        if !link.starts_with("http") && !link.starts_with('#') {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(link.split('#').next().unwrap());
+            assert!(path.is_file(), "a link to {link}");
+        }
+    }
+}
+
 /// Fenced code blocks: (language, text).
 fn blocks(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -67,7 +107,7 @@ fn every_json_snippet_parses_and_its_commands_run() {
     let env = Env::with_fixture("demo");
     let mut commands = Vec::new();
     let mut json_blocks = 0;
-    for (lang, body) in blocks(&readme()) {
+    for (lang, body) in blocks(&documents()) {
         if lang != "json" {
             continue;
         }
@@ -86,11 +126,11 @@ fn every_json_snippet_parses_and_its_commands_run() {
         }
     }
     // Each hook gets what Claude Code sends it, in the order a session runs.
-    let settings = blocks(&readme())
+    let settings = blocks(&documents())
         .into_iter()
         .find(|(lang, body)| lang == "json" && body.contains("SessionStart"))
         .map(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).unwrap())
-        .expect("the Claude Code hooks are in the README");
+        .expect("the Claude Code hooks are in docs/agents.md");
     let hook = |event: &str| -> Vec<String> {
         let mut argv = Vec::new();
         collect_commands(&settings["hooks"][event], &mut argv);
@@ -150,7 +190,7 @@ fn collect_commands(v: &serde_json::Value, out: &mut Vec<Vec<String>>) {
 #[test]
 fn the_toml_snippet_is_well_formed() {
     let mut seen = 0;
-    for (lang, body) in blocks(&readme()) {
+    for (lang, body) in blocks(&documents()) {
         if lang != "toml" {
             continue;
         }
@@ -174,7 +214,7 @@ fn the_toml_snippet_is_well_formed() {
 fn every_verb_the_readme_shows_exists() {
     let env = Env::new();
     let mut verbs = std::collections::BTreeSet::new();
-    for (lang, body) in blocks(&readme()) {
+    for (lang, body) in blocks(&documents()) {
         if lang != "sh" {
             continue;
         }
@@ -220,22 +260,49 @@ pub fn shell_words(line: &str) -> Vec<String> {
     words
 }
 
+/// The quickstart, as a newcomer runs it: in a new git repository, with a
+/// home folder of its own.
 #[test]
-fn the_tour_runs_as_written_on_a_new_root() {
+fn the_quickstart_runs_as_written_on_a_new_project() {
     let env = Env::new();
-    let tour = blocks(&readme())
-        .into_iter()
-        .map(|(_, body)| body)
-        .find(|body| body.lines().any(|l| l.starts_with("mem init ")))
-        .expect("the tour block");
-    let from_init = tour.lines().skip_while(|l| !l.starts_with("mem init "));
+    let git = std::process::Command::new("git")
+        .current_dir(env.work())
+        .args(["init", "-q"])
+        .output()
+        .unwrap();
+    assert!(git.status.success());
+    let text = readme();
+    let quickstart = text.split("## Quickstart").nth(1).expect("a Quickstart section");
+    let block = blocks(quickstart).into_iter().next().expect("its block").1;
+    assert!(block.starts_with("mem init "), "the quickstart starts with mem init:\n{block}");
+    let path = crate::env::path_with_mem();
     let mut ran = 0;
-    for line in from_init.filter(|l| l.starts_with("mem ")) {
-        let words = shell_words(line);
-        env.mem(&words[1..]).assert().success();
+    for line in block.lines().filter(|l| l.starts_with("mem ")) {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(env.work())
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", env.tmp.path().join("home"))
+            .env("MEM_GLOBAL_DIR", env.global())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "quickstart line failed: {line}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         ran += 1;
     }
-    assert!(ran >= 10, "{ran} commands");
+    assert!(ran >= 8, "{ran} commands");
+    // What it says it did: the memories are there, an agent gets the rule.
+    let recalled = env.stdout(["recall", "how", "do", "we", "deploy", "--no-track"]);
+    assert!(recalled.starts_with("rules/deploy-pnpm.md"), "{recalled}");
+    assert!(env.work().join(".claude/settings.json").is_file());
+    let context = env.stdout(["context"]);
+    assert!(context.contains("Deploy scripts use pnpm"), "{context}");
 }
 
 #[test]
@@ -262,7 +329,7 @@ fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
     // written, pipes, redirections and comments included.
     let path = crate::env::path_with_mem();
     let mut ran = 0;
-    for (lang, body) in blocks(&readme()) {
+    for (lang, body) in blocks(&documents()) {
         if lang != "sh" {
             continue;
         }

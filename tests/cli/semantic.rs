@@ -322,14 +322,14 @@ fn semantic_mcp_loads_the_model_once() {
 }
 
 #[test]
-fn semantic_the_readme_block_runs_as_written() {
+fn semantic_the_documented_block_runs_as_written() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/semantic.md")).unwrap();
     let block = readme
         .split("```sh semantic\n")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .expect("a ```sh semantic block in the README");
+        .expect("a ```sh semantic block in docs/semantic.md");
     let env = Env::with_fixture("demo");
     let wheel = var("MEM_TEST_WHEEL");
     let wheels = format!("{}/", wheel.parent().unwrap().display());
