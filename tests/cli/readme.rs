@@ -21,6 +21,21 @@ const DOCS: [&str; 7] = [
     "docs/semantic.md",
 ];
 
+/// A documented line, run by the shell as written (pipes, redirections and
+/// comments included) in the work folder, with `mem` on `path` and nothing
+/// else from the environment but the test's home and global root.
+fn shell(env: &Env, line: &str, path: &std::ffi::OsStr) -> std::process::Command {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(line)
+        .current_dir(env.work())
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", env.tmp.path().join("home"))
+        .env("MEM_GLOBAL_DIR", env.global());
+    cmd
+}
+
 /// The README and `docs/`, one after the other.
 fn documents() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -278,16 +293,7 @@ fn the_quickstart_runs_as_written_on_a_new_project() {
     let path = crate::env::path_with_mem();
     let mut ran = 0;
     for line in block.lines().filter(|l| l.starts_with("mem ")) {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(env.work())
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", env.tmp.path().join("home"))
-            .env("MEM_GLOBAL_DIR", env.global())
-            .output()
-            .unwrap();
+        let out = shell(&env, line, &path).output().unwrap();
         assert!(
             out.status.success(),
             "quickstart line failed: {line}\n{}{}",
@@ -340,16 +346,7 @@ fn every_mem_line_of_every_block_runs_in_order_on_a_copy_of_the_demo() {
             if !runs_mem {
                 continue;
             }
-            let mut cmd = std::process::Command::new("sh");
-            cmd.arg("-c")
-                .arg(line)
-                .current_dir(&work)
-                .env_clear()
-                .env("PATH", &path)
-                .env("HOME", env.tmp.path().join("home"))
-                .env("MEM_GLOBAL_DIR", env.global())
-                .env("VISUAL", "true");
-            let out = cmd.output().unwrap();
+            let out = shell(&env, line, &path).env("VISUAL", "true").output().unwrap();
             assert!(
                 out.status.success(),
                 "README line failed: {line}\n{}{}",
@@ -381,16 +378,7 @@ fn the_edit_recovery_block_runs_as_written() {
             .split_once("exit ")
             .and_then(|(_, rest)| rest.chars().next()?.to_digit(10))
             .map_or(0, |d| d as i32);
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(env.work())
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", env.tmp.path().join("home"))
-            .env("MEM_GLOBAL_DIR", env.global())
-            .output()
-            .unwrap();
+        let out = shell(&env, line, &path).output().unwrap();
         assert_eq!(
             out.status.code(),
             Some(want),
