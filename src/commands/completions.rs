@@ -78,7 +78,12 @@ pub fn memory_paths(current: &OsStr) -> Vec<CompletionCandidate> {
     out.sort();
     out.dedup_by(|a, b| a.0 == b.0);
     out.into_iter()
-        .map(|(path, label)| CompletionCandidate::new(path).help(Some(label.into())))
+        // Shown by the shell on the terminal: one line, no control codes.
+        .map(|(path, label)| {
+            let label = crate::base::text::terminal_safe(&crate::base::text::flat(&label), false)
+                .into_owned();
+            CompletionCandidate::new(path).help(Some(label.into()))
+        })
         .collect()
 }
 

@@ -179,3 +179,18 @@ fn completion_offers_the_memories_and_categories_on_disk() {
     let checked = std::process::Command::new("bash").args(["-n", "-c", &script]).output().unwrap();
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
 }
+
+#[test]
+fn a_title_cannot_reach_the_terminal_through_completion() {
+    let env = Env::with_project();
+    env.write(
+        "facts/evil.md",
+        "---\ntitle: \"ok\\u001b]0;owned\\u0007\\nsecond line\"\n---\nBody.\n",
+    );
+    let out =
+        env.process(["--", "mem", "show", "facts/ev"]).env("COMPLETE", "fish").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("facts/evil\t"), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    assert_eq!(text.lines().count(), 1, "{text:?}");
+}
