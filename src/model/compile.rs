@@ -307,10 +307,14 @@ fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
     copy
 }
 
-/// One table cell: `|` escaped, newlines folded, `—` when empty.
+/// One table cell: `|` escaped, and `<` (so a viewer shows `Vec<String>`
+/// instead of taking `<String>` for a tag), newlines folded, `—` when empty.
 pub fn cell(text: &str) -> String {
     let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if folded.is_empty() { "—".into() } else { folded.replace('|', "\\|") }
+    if folded.is_empty() {
+        return "—".into();
+    }
+    folded.replace('|', "\\|").replace('<', "\\<")
 }
 
 fn broken(path: &str, e: regions::MarkerError) -> Note {

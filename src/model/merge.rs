@@ -49,9 +49,9 @@ fn cells(row: &str) -> Vec<String> {
     let mut chars = inner.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                out.last_mut().expect("a cell").push('|');
-                chars.next();
+            // What the compiler escapes in a cell (`cell`): `\|` and `\<`.
+            '\\' if matches!(chars.peek(), Some('|' | '<')) => {
+                out.last_mut().expect("a cell").extend(chars.next());
             }
             '|' => out.push(String::new()),
             _ => out.last_mut().expect("a cell").push(c),
@@ -176,6 +176,11 @@ mod tests {
     #[test]
     fn cells_unescape_pipes() {
         assert_eq!(cells("| a \\| b | [x](y) |"), ["a | b", "[x](y)"]);
+        // Each cell reads back as what the compiler wrote it from.
+        for text in ["Vec<String> | a < b", "plain", "\\ back"] {
+            let row = format!("| {} |", crate::model::compile::cell(text));
+            assert_eq!(cells(&row), [text], "{row}");
+        }
         assert_eq!(link_text("[x.md](x.md)"), "x.md");
     }
 }

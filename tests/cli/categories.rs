@@ -276,3 +276,14 @@ fn a_new_root_ignores_history() {
     assert!(ignore.lines().any(|l| l == ".history/"), "{ignore}");
     assert_eq!(env.json(["init", "--update-gitignore"])["gitignore_added"], serde_json::json!([]));
 }
+
+#[test]
+fn a_generated_index_keeps_angle_brackets_visible() {
+    let env = git_project();
+    env.mem(["remember", "facts/vec", "parse() returns Vec<String> for the argument list."])
+        .assert()
+        .success();
+    let index = env.read("facts/index.md");
+    assert!(index.contains("parse() returns Vec\\<String> for the argument list."), "{index}");
+    env.mem(["compile", "--check"]).assert().success();
+}
