@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::commands::{compile, hostfiles};
+use crate::index::held::Standing;
 use crate::model::roots::Root;
 use crate::output::Style;
 use crate::settings::{Context, ModelSetting};
@@ -63,8 +64,8 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
     if let Some(project) = ctx.roots.project.as_ref().filter(|p| p.exists()) {
         git(project, &mut out);
         let gate = Gate::of(&ctx.roots.global.dir, project, ctx.trust_all);
-        trusted(ctx, project, &gate, &mut out)?;
-        plan(project, &gate, &mut out);
+        trusted(ctx, &mut out);
+        plan(project, &mut out);
         if !gate.is_closed() {
             exports(ctx, project, &mut out);
         }
@@ -188,40 +189,34 @@ fn git(project: &Root, out: &mut Vec<Finding>) {
 }
 
 /// What an agent gets of the project: nothing when it is not trusted, and
-/// not the files changed since it was.
-fn trusted(ctx: &Context, project: &Root, gate: &Gate, out: &mut Vec<Finding>) -> Result<()> {
-    match gate {
-        Gate::All => {}
-        Gate::Nothing => out.push(Finding {
+/// not the files changed since it was (the cached check the other commands
+/// make, not a hash of every file).
+fn trusted(ctx: &Context, out: &mut Vec<Finding>) {
+    match crate::commands::agent::project_standing(ctx, true) {
+        None => {}
+        Some(Standing::Untrusted) => out.push(Finding {
             check: "trust",
             problem: "the project memory is not trusted, so agents get none of it".into(),
             fix: "mem trust   (it shows what agents will get, then records it)".into(),
         }),
-        Gate::Files(_) => {
-            let review = trust::review(&ctx.roots.global.dir, project)?;
-            let held: Vec<String> = review.pending.iter().map(|p| p.path.clone()).collect();
-            if !held.is_empty() {
-                out.push(Finding {
-                    check: "trust",
-                    problem: format!(
-                        "{} project file(s) changed outside mem are held back from agents: {}",
-                        held.len(),
-                        names(&held)
-                    ),
-                    fix: "mem trust".into(),
-                });
-            }
-        }
+        Some(Standing::Trusted(held)) if !held.is_empty() => out.push(Finding {
+            check: "trust",
+            problem: format!(
+                "{} project file(s) changed outside mem are held back from agents: {}",
+                held.len(),
+                names(&held)
+            ),
+            fix: "mem trust".into(),
+        }),
+        Some(Standing::Trusted(_)) => {}
     }
-    Ok(())
 }
 
 /// A ROOT.md with nothing written in it but the template.
-fn plan(project: &Root, gate: &Gate, out: &mut Vec<Finding>) {
+fn plan(project: &Root, out: &mut Vec<Finding>) {
     let path = project.dir.join("ROOT.md");
     let Ok(Some(text)) = crate::store::files::text(&project.dir, &path) else { return };
     if crate::commands::context::plan::plan(&trust::prose(&text)).is_none() {
-        let _ = gate;
         out.push(Finding {
             check: "plan",
             problem: "ROOT.md still holds only the template, so agents get no plan from it".into(),

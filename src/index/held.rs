@@ -221,15 +221,7 @@ fn listing_digest(listings: &[Listing], root_md: Option<Seen>) -> u64 {
     let (size, stamp) = root_md.map_or((u64::MAX, 0), |s| s.size_stamp);
     varint(size, &mut bytes);
     varint(stamp, &mut bytes);
-    for l in listings {
-        put_bytes(l.category.as_bytes(), &mut bytes);
-        varint(l.files.len() as u64, &mut bytes);
-        for (i, f) in l.files.iter().enumerate() {
-            put_bytes(l.name(i).as_bytes(), &mut bytes);
-            varint(f.size, &mut bytes);
-            varint(f.stamp(), &mut bytes);
-        }
-    }
+    crate::index::stamp::encode_listing(listings, &mut bytes);
     // Never 0, which means "not vouched for".
     checksum(&bytes) | 1
 }

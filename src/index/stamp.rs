@@ -28,18 +28,26 @@ fn path(root: &Root) -> PathBuf {
 /// newest change was (mtime or ctime).
 fn digest(listings: &[Listing]) -> (u64, u64) {
     let mut bytes = Vec::new();
+    let newest = encode_listing(listings, &mut bytes);
+    (checksum(&bytes) ^ bytes.len() as u64, newest)
+}
+
+/// Every category, file name, size and stamp of `listings`, appended to
+/// `bytes` (what a digest of a listing is made from); returns when the
+/// newest change was (mtime or ctime).
+pub fn encode_listing(listings: &[Listing], bytes: &mut Vec<u8>) -> u64 {
     let mut newest = 0;
     for l in listings {
-        put_bytes(l.category.as_bytes(), &mut bytes);
-        varint(l.files.len() as u64, &mut bytes);
+        put_bytes(l.category.as_bytes(), bytes);
+        varint(l.files.len() as u64, bytes);
         for (i, f) in l.files.iter().enumerate() {
-            put_bytes(l.name(i).as_bytes(), &mut bytes);
-            varint(f.size, &mut bytes);
-            varint(f.stamp(), &mut bytes);
+            put_bytes(l.name(i).as_bytes(), bytes);
+            varint(f.size, bytes);
+            varint(f.stamp(), bytes);
             newest = newest.max(f.changed_ns());
         }
     }
-    (checksum(&bytes) ^ bytes.len() as u64, newest)
+    newest
 }
 
 /// Each generated file's size and stamp, None when it is absent.

@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::base::error::{Error, Result};
-use crate::commands::hostfiles;
+use crate::commands::hostfiles::{self, Written};
 use crate::output::Style;
 use crate::settings::{Context, Selection};
 use crate::store::write::write_atomic;
@@ -64,17 +64,6 @@ pub struct Args {
     pub dry_run: bool,
 }
 
-/// One file.
-#[derive(Debug, Serialize)]
-pub struct Written {
-    pub file: PathBuf,
-    /// `created`, `updated`, `unchanged` or `kept` (another entry of the
-    /// same name is there; left as it is).
-    pub action: &'static str,
-    #[serde(skip)]
-    pub diff: String,
-}
-
 /// What setup did (or, with `--dry-run`, would do).
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -95,10 +84,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
         _ => project(ctx, args.host, args.dry_run)?,
     };
-    let mut files: Vec<Written> = exported
-        .into_iter()
-        .map(|w| Written { file: w.file, action: w.action, diff: w.diff })
-        .collect();
+    // One file written, as the exports report theirs: `kept` where another
+    // entry of the same name is there and left as it is.
+    let mut files: Vec<Written> = exported;
     for change in changes.drain(..) {
         let action = change.action();
         notes.extend(change.kept.clone());
