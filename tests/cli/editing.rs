@@ -394,3 +394,19 @@ fn a_kept_draft_is_not_committed_by_git_add_all() {
     assert!(!staged.contains("draft"), "{staged}");
     assert!(staged.contains(".memory/ROOT.md"), "{staged}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_forged_updated_still_names_a_version_history_lists() {
+    let env = Env::with_project();
+    env.write("facts/forged.md", "---\nupdated: 1e300\n---\nForged date, body text here.\n");
+    env.mem(["edit", "facts/forged"])
+        .env("VISUAL", editor(&env, "fix", "sed -i 's/Forged date/A date/' \"$1\""))
+        .assert()
+        .success();
+    let history = env.json(["history", "facts/forged"]);
+    let versions = history["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1, "{history}");
+    let text = fs::read_to_string(versions[0]["file"].as_str().unwrap()).unwrap();
+    assert!(text.contains("Forged date"), "{text}");
+}
