@@ -42,6 +42,8 @@ struct Query {
     lang: String,
     #[serde(default)]
     scope: Option<String>,
+    #[serde(default, rename = "type")]
+    kind: String,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -297,15 +299,11 @@ fn library_ranker(
         #[cfg(feature = "semantic")]
         if let (Some(s), Some(known)) = (&semantic, &known) {
             let pool = Request { limit: mem::rank::fuse::POOL, ..req };
-            let lexical: Vec<mem::rank::fuse::Lexical> =
-                rank(&lib.corpus, &lib.docs, &params, &pool)
-                    .iter()
-                    .map(|h| mem::rank::fuse::Lexical {
-                        doc: h.doc,
-                        score: h.score,
-                        exact: h.exact,
-                    })
-                    .collect();
+            let pool_hits = rank(&lib.corpus, &lib.docs, &params, &pool);
+            let lexical: Vec<mem::rank::fuse::Lexical> = pool_hits
+                .iter()
+                .map(|h| mem::rank::fuse::Lexical { doc: h.doc, score: h.score, exact: h.exact })
+                .collect();
             let eligible: Vec<(usize, &mem::model::memory::Memory)> = (0..lib.docs.len())
                 .filter(|&d| lib.corpus.is_live(d))
                 .filter_map(|d| lib.docs.memory(d).map(|m| (d, m)))
@@ -318,10 +316,12 @@ fn library_ranker(
                 use std::io::Write as _;
                 let mut top = similar.clone();
                 top.sort_by(|a, b| b.1.total_cmp(&a.1));
-                top.truncate(100);
+                // The 100 most similar, and every lexical match's similarity.
+                let floor = top.get(99).map_or(f32::MIN, |t| t.1);
+                top.retain(|t| t.1 >= floor || lexical.iter().any(|h| h.doc == t.0));
                 let line = serde_json::json!({
-                    "query": q.query, "relevant": q.relevant, "lang": q.lang,
-                    "lexical": lexical.iter().map(|h| (path(h.doc), h.score, h.exact)).collect::<Vec<_>>(),
+                    "query": q.query, "relevant": q.relevant, "lang": q.lang, "type": q.kind,
+                    "lexical": pool_hits.iter().map(|h| (path(h.doc), h.score, h.exact, &h.matched)).collect::<Vec<_>>(),
                     "similar": top.iter().map(|&(d, s)| (path(d), s)).collect::<Vec<_>>(),
                 });
                 writeln!(dump.borrow_mut(), "{line}").expect("write the dump");
