@@ -6,6 +6,7 @@ mod compile;
 mod concurrency;
 mod context;
 mod conventions;
+mod devset;
 mod editing;
 mod env;
 mod errors;
