@@ -166,6 +166,8 @@ fn semantic(
         match name {
             "fuse.weight" => fuse.weight = v,
             "fuse.spread" => fuse.spread = v,
+            "fuse.lead" => fuse.lead = v,
+            "fuse.margin" => fuse.margin = v,
             _ => {}
         }
     }
