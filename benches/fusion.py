@@ -97,31 +97,6 @@ def zscore(q, a):
     return order(scores, exact)
 
 
-def gated(q, a):
-    """The current rule, but a memory that matched none of the query's words
-    needs a similarity `margin` above the best lexical match's to pass it."""
-    w, spread, margin = a.get("w", 1.0), a.get("spread", 0.05), a.get("margin", 0.02)
-    best_l = max((s for _, s, _, _ in q["lex"]), default=0.0)
-    sim = q["sim"]
-    best_s = max(sim.values(), default=0.0)
-    lex_paths = {p for p, *_ in q["lex"]}
-    scores = defaultdict(float)
-    for p, s, _, _ in q["lex"]:
-        scores[p] += s / best_l if best_l > 0 else 0
-    for p, s in sim.items():
-        part = w * min(max((s - (best_s - spread)) / spread, 0.0), 1.0)
-        scores[p] += part
-    if q["lex"]:
-        top = q["lex"][0][0]
-        top_sim = sim.get(top, 0.0)
-        top_score = scores[top]
-        for p in list(scores):
-            if p not in lex_paths and scores[p] >= top_score and sim.get(p, 0) < top_sim + margin:
-                scores[p] = top_score - 1e-6 * (1 + (top_sim + margin - sim.get(p, 0)))
-    exact = {p for p, _, e, _ in q["lex"] if e}
-    return order({p: v for p, v in scores.items() if v > 0 or p in exact}, exact)
-
-
 def guarded(q, a):
     """Today's rule with three changes, each switchable:
     - `rest`: the lexical side is scaled by the best match that is not an
@@ -181,7 +156,11 @@ def keep_strong(ranked, lex, lexical, a):
 RULES = {
     "words": (words, {}),
     "meaning": (meaning, {}),
-    "current": (current, {}),
+    # `src/rank/fuse.rs` as it is: the 0.03 band and the clear-winner rule.
+    "mem": (guarded, {"w": 1.0, "spread": 0.03, "rho": 0.7, "delta": 0.03}),
+    "band 0.03 alone": (guarded, {"w": 1.0, "spread": 0.03}),
+    # The rule before: a 0.05 band.
+    "band 0.05 alone": (current, {}),
 }
 for k in (10, 30, 60):
     RULES[f"rrf k={k}"] = (rrf, {"k": k})
@@ -190,8 +169,6 @@ for alpha in (0.3, 0.5, 0.7):
         RULES[f"convex a={alpha} lo={lo}"] = (convex, {"alpha": alpha, "lo": lo, "hi": 0.95})
 for w in (0.5, 1.0):
     RULES[f"zscore w={w}"] = (zscore, {"w": w})
-for m in (0.0, 0.01, 0.02, 0.04):
-    RULES[f"gated m={m}"] = (gated, {"margin": m})
 
 
 def metrics(ranked, relevant):
