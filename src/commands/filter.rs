@@ -30,7 +30,8 @@ pub struct Filter {
     #[arg(long, short)]
     pub role: Option<String>,
     /// Only memories whose relevance in effect is at least this: the level
-    /// they declare, one step lower per 30 days without use
+    /// they declare, one step lower per 30 days without use (`clean`: the
+    /// candidates are the memories below it)
     #[arg(long, value_name = "LEVEL", value_parser = relevance_parser())]
     pub min_relevance: Option<Relevance>,
     /// Only memories used (recalled, else updated) this recently: hot

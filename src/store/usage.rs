@@ -30,15 +30,15 @@ impl Uses {
     /// The hit records of `roots` (a root whose state cannot be read counts
     /// no hits and has recorded nothing yet: it is derived data).
     pub fn load(roots: &[&Root], now_ms: i64) -> Uses {
-        let states: Vec<(Scope, State)> =
-            roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
-        Uses::from_states(&states, now_ms)
-    }
-
-    /// Nothing recorded anywhere yet: each memory last used when updated,
-    /// and none seen unused.
-    pub fn none(now_ms: i64) -> Uses {
-        Uses { roots: Vec::new(), now_ms }
+        let roots = roots
+            .iter()
+            .map(|r| {
+                let st = state::load(&r.dir).0;
+                let since = st.began().unwrap_or(now_ms);
+                Recorded { scope: r.scope, hits: st.hits, since }
+            })
+            .collect();
+        Uses { roots, now_ms }
     }
 
     /// From states already read.

@@ -51,13 +51,16 @@ Examples:
   mem context                               plan, rules, pinned memories and routing
   mem context --query \"fix the deploy script\" --budget 1500
   mem context --file web/app/page.tsx --format xml
+  mem context --query \"deploy\" --min-relevance low   matches however long unused
   echo '{\"session_id\":\"s1\",\"source\":\"startup\"}' | mem context --hook
   echo '{\"session_id\":\"s1\",\"prompt\":\"why is checkout slow\"}' | mem context --query -
   MEM_TRUST_ALL=1 mem context --json        (CI: inject untrusted project roots too)
 
 With a session id (from --hook or --query - JSON, or --session), a prompt
 gets only memories that session was not shown yet; after `compact` or `clear`
-it starts over. Nothing to say prints nothing.";
+it starts over. Pinned memories and matches go in at or above
+--min-relevance (a memory unused for 30 days counts one level lower);
+rules always. Nothing to say prints nothing.";
 
 /// The memory files of the injected roots that cannot be read, one warning
 /// each; those of a project root the user trusted file by file are counted,
