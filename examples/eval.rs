@@ -16,6 +16,12 @@
 //! tries other constants, `--dump FILE` writes each query's lexical pool and
 //! similarities as JSON lines, for tuning the fusion offline.
 //!
+//! The library mode ranks at `$MEM_NOW` (epoch ms; else the clock), or, with
+//! `MEM_EVAL_NOW=scope-end`, each query a day after the last update of its
+//! `scope` (LoCoMo: the end of its conversation), so the recency boost has
+//! something to tell apart; `--param tiers=1` makes that boost weigh the tier
+//! of the last use instead of a half-life.
+//!
 //! A query line is `{"id", "query", "relevant": ["cat/slug.md", …], "lang"}`,
 //! optionally with `"type"` and `"grades": {"cat/slug.md": 2, …}` (2 the
 //! answer, 1 partly useful). Prints R@5, R@10 and MRR@10 (from `relevant`),
@@ -27,7 +33,7 @@ use std::process::Command;
 
 use mem::index::index_all;
 use mem::model::roots::{Root, Scope};
-use mem::rank::score::{Memories, Params, Request, rank};
+use mem::rank::score::{Memories, Params, Recency, Request, rank};
 
 #[path = "common/metrics.rs"]
 mod metrics;
@@ -95,7 +101,9 @@ fn main() {
 
 /// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`,
 /// `b.body=0.6`, `pair=0.3`, `bigram=0.6`, `unigram=0.3`, `function_bigram=0.6`,
-/// `derived_summary=1`, `coverage=0.5`.
+/// `derived_summary=1`, `coverage=0.5`; the recency boost: `recency=0.1`,
+/// `half_life=30` (days), `tiers=1` (weigh the tier of the last use instead
+/// of a half-life).
 fn tuned(overrides: &[String]) -> Params {
     let mut p = Params::default();
     let fields = ["title", "summary", "highlight", "load_when", "tags", "path", "body"];
@@ -113,6 +121,11 @@ fn tuned(overrides: &[String]) -> Params {
             _ if name == "function_bigram" => p.function_bigram = v,
             _ if name == "derived_summary" => p.derived_summary = v,
             _ if name == "coverage" => p.coverage = v,
+            _ if name == "recency" => p.recency = v,
+            _ if name == "half_life" => p.half_life_days = f64::from(v),
+            _ if name == "tiers" => {
+                p.recency_by = if v > 0.0 { Recency::Tiers } else { Recency::HalfLife };
+            }
             _ if name.starts_with("fuse.") => {}
             _ => panic!("unknown parameter {name}"),
         }
@@ -199,6 +212,14 @@ fn library_ranker(
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
+    // `MEM_EVAL_NOW=scope-end`: each query asked a day after the last
+    // update of its scope (a LoCoMo conversation), as at the end of it.
+    let scope_end = std::env::var("MEM_EVAL_NOW").is_ok_and(|v| v == "scope-end");
+    let mut ends: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for m in (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)) {
+        let end = ends.entry(m.path.category.clone()).or_insert(i64::MIN);
+        *end = (*end).max(m.updated);
+    }
     #[cfg(feature = "semantic")]
     let known = semantic.as_ref().map(|s| {
         let mut known = mem::semantic::Known::load(&[&root], &s.model.id);
@@ -216,6 +237,10 @@ fn library_ranker(
         let filter = |_, m: &mem::model::memory::Memory| {
             !m.is_superseded()
                 && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
+        };
+        let now_ms = match (scope_end, q.scope.as_ref().and_then(|s| ends.get(s))) {
+            (true, Some(end)) => end + mem::base::time::DAY_MS,
+            _ => now_ms,
         };
         let req = Request {
             query: &q.query,

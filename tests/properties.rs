@@ -9,7 +9,7 @@ use mem::model::memory::Memory;
 use mem::model::relpath::RelPath;
 use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
-use mem::rank::score::{Params, Request, Signals, rank};
+use mem::rank::score::{Params, Recency, Request, Signals, rank};
 use proptest::prelude::*;
 
 /// A small memory from generated parts: body words, triggers, pinned, age.
@@ -66,17 +66,25 @@ proptest! {
         docs in proptest::collection::vec(
             ("(deploy|部署|timeout|lock|锁表|rollback|the|a|x){1,8}",
              proptest::collection::vec("(deploy|部署|timeout|lock|the){1,3}", 0..3),
-             any::<bool>(), 0i64..400, 0u32..20),
+             any::<bool>(), 0i64..400, 0u32..20, 0i64..400),
             1..40),
         query in "(deploy|部署|timeout|lock|the|rollback| ){1,6}",
         k in 1usize..6,
+        tiers in any::<bool>(),
     ) {
         let memories: Vec<Memory> = docs
             .iter()
             .enumerate()
-            .map(|(i, (body, triggers, pinned, days, _))| memory(i, body, triggers, *pinned, *days))
+            .map(|(i, (body, triggers, pinned, days, ..))| memory(i, body, triggers, *pinned, *days))
             .collect();
-        let signals: Vec<Signals> = docs.iter().map(|d| Signals { hits: d.4 }).collect();
+        // A last hit some days ago (none when 0), which the tiers weigh.
+        let hit = |days: i64| if days == 0 { 0 } else { 1_800_000_000_000 - days * 86_400_000 };
+        let signals: Vec<Signals> =
+            docs.iter().map(|d| Signals { hits: d.4, last_hit: hit(d.5) }).collect();
+        let params = Params {
+            recency_by: if tiers { Recency::Tiers } else { Recency::HalfLife },
+            ..Params::default()
+        };
         let corpus = Corpus::build(&memories);
         let filter = |_, _: &Memory| true;
         let ranked = |limit| {
@@ -88,7 +96,7 @@ proptest! {
                 filter: &filter,
                 explain: false,
             };
-            rank(&corpus, &memories, &Params::default(), &req)
+            rank(&corpus, &memories, &params, &req)
                 .into_iter()
                 .map(|h| (h.doc, h.score))
                 .collect::<Vec<_>>()

@@ -5,7 +5,7 @@ use mem::model::memory::Memory;
 use mem::model::relpath::RelPath;
 use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
-use mem::rank::score::{Params, Request, Signals, rank};
+use mem::rank::score::{Params, Recency, Request, Signals, rank};
 
 const NOW: i64 = 1_795_996_800_000;
 
@@ -19,13 +19,19 @@ fn ranked(memories: &[Memory], query: &str) -> Vec<String> {
 }
 
 fn ranked_with(memories: &[Memory], query: &str, signals: &[Signals]) -> Vec<String> {
+    ranked_by(memories, query, signals, &Params::default())
+}
+
+fn ranked_by(
+    memories: &[Memory],
+    query: &str,
+    signals: &[Signals],
+    params: &Params,
+) -> Vec<String> {
     let corpus = Corpus::build(memories);
     let filter = |_, m: &Memory| !m.is_superseded();
     let req = Request { query, limit: 10, now_ms: NOW, signals, filter: &filter, explain: false };
-    rank(&corpus, memories, &Params::default(), &req)
-        .into_iter()
-        .map(|h| memories[h.doc].file())
-        .collect()
+    rank(&corpus, memories, params, &req).into_iter().map(|h| memories[h.doc].file()).collect()
 }
 
 fn demo() -> Vec<Memory> {
@@ -96,7 +102,7 @@ fn hits_and_pins_are_gentle_boosts() {
         ["facts/a.md", "facts/b.md"],
         "ties break by path"
     );
-    let signals = [Signals { hits: 0 }, Signals { hits: 5 }];
+    let signals = [Signals { hits: 0, last_hit: 0 }, Signals { hits: 5, last_hit: NOW }];
     assert_eq!(ranked_with(&memories, "retry policy", &signals), ["facts/b.md", "facts/a.md"]);
     // A strong match is not overturned by a pin.
     let memories = vec![
@@ -104,6 +110,27 @@ fn hits_and_pins_are_gentle_boosts() {
         memory("facts/match", "# Retry policy\n\nthe retry policy for webhooks: retry policy\n"),
     ];
     assert_eq!(ranked(&memories, "retry policy webhooks")[0], "facts/match.md");
+}
+
+#[test]
+fn the_recency_boost_weighs_the_update_or_the_tier_of_the_last_use() {
+    let day = 86_400_000;
+    let old =
+        |path| memory(path, &format!("---\nupdated: {}\n---\nthe retry policy\n", NOW - 90 * day));
+    let memories = vec![old("facts/a"), old("facts/b")];
+    // b was recalled two days ago (once, as a was).
+    let signals = [
+        Signals { hits: 1, last_hit: NOW - 60 * day },
+        Signals { hits: 1, last_hit: NOW - 2 * day },
+    ];
+    // By the half-life of the last update, the two are the same age: a tie.
+    assert_eq!(ranked_with(&memories, "retry policy", &signals), ["facts/a.md", "facts/b.md"]);
+    // By the tier of the last use, b is hot and a cool.
+    let tiers = Params { recency_by: Recency::Tiers, ..Params::default() };
+    assert_eq!(
+        ranked_by(&memories, "retry policy", &signals, &tiers),
+        ["facts/b.md", "facts/a.md"]
+    );
 }
 
 #[test]

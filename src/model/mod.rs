@@ -2,8 +2,9 @@
 //! YAML and body ([`frontmatter`]), one memory parsed and defaulted
 //! ([`memory`]), generated regions ([`regions`]) and the text generated
 //! into them ([`compile`]), path globs ([`glob`]) and the git merge
-//! driver's text ([`merge`]), and the names near a name for "did you mean"
-//! ([`nearest`]). Text in, text out; the exceptions look at the
+//! driver's text ([`merge`]), the names near a name for "did you mean"
+//! ([`nearest`]), and a memory's relevance and tier as time passes
+//! ([`usage`]). Text in, text out; the exceptions look at the
 //! file system without reading a memory: finding the roots (`roots`) and a
 //! name's case twins in a folder (`relpath`). Reading and writing memory
 //! files is [`crate::store`]'s.
@@ -17,3 +18,4 @@ pub mod nearest;
 pub mod regions;
 pub mod relpath;
 pub mod roots;
+pub mod usage;
