@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::base::time::Lang;
 use crate::model::memory::Memory;
 use crate::model::regions;
+use crate::model::table::cell;
 
 const STRINGS_EN: &str = include_str!("../../templates/strings.en");
 const STRINGS_ZH: &str = include_str!("../../templates/strings.zh");
@@ -305,16 +306,6 @@ fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
         }
     }
     copy
-}
-
-/// One table cell: `|` escaped, and `<` (so a viewer shows `Vec<String>`
-/// instead of taking `<String>` for a tag), newlines folded, `—` when empty.
-pub fn cell(text: &str) -> String {
-    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if folded.is_empty() {
-        return "—".into();
-    }
-    folded.replace('|', "\\|").replace('<', "\\<")
 }
 
 fn broken(path: &str, e: regions::MarkerError) -> Note {

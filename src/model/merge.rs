@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::regions::{self, Region};
+use crate::model::table::{cells, link_text};
 
 /// A region's lines split into the table header and the data rows.
 #[derive(Debug, Default, Clone)]
@@ -40,29 +41,6 @@ fn table(text: &str, region: Option<&Region>) -> Table {
         }
     }
     t
-}
-
-/// The cells of a table row, unescaped.
-fn cells(row: &str) -> Vec<String> {
-    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
-    let mut out = vec![String::new()];
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            // What the compiler escapes in a cell (`cell`): `\|` and `\<`.
-            '\\' if matches!(chars.peek(), Some('|' | '<')) => {
-                out.last_mut().expect("a cell").extend(chars.next());
-            }
-            '|' => out.push(String::new()),
-            _ => out.last_mut().expect("a cell").push(c),
-        }
-    }
-    out.iter().map(|c| c.trim().to_string()).collect()
-}
-
-/// The text of a `[text](target)` link cell, or the cell itself.
-fn link_text(cell: &str) -> &str {
-    cell.strip_prefix('[').and_then(|c| c.split_once("](")).map_or(cell, |(t, _)| t)
 }
 
 /// The sort and identity key the compiler uses for a row of `label`.
@@ -171,16 +149,5 @@ mod tests {
         let merged = merge(&base, &root(&["decisions", "facts"]), &root(&["decisions", "rules"]));
         assert_eq!(merged, root(&["decisions", "facts", "rules"]));
         assert_eq!(merge(&base, &root(&[]), &base), root(&[]));
-    }
-
-    #[test]
-    fn cells_unescape_pipes() {
-        assert_eq!(cells("| a \\| b | [x](y) |"), ["a | b", "[x](y)"]);
-        // Each cell reads back as what the compiler wrote it from.
-        for text in ["Vec<String> | a < b", "plain", "\\ back"] {
-            let row = format!("| {} |", crate::model::compile::cell(text));
-            assert_eq!(cells(&row), [text], "{row}");
-        }
-        assert_eq!(link_text("[x.md](x.md)"), "x.md");
     }
 }
