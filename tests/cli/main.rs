@@ -1,5 +1,6 @@
 //! One integration-test binary: every file in this folder is a module here.
 
+mod bound;
 mod cache;
 mod categories;
 mod compile;
