@@ -296,20 +296,32 @@ fn semantic_mcp_loads_the_model_once() {
         call(3, "容器因为内存不足被杀掉"),
         call(4, "pnpm"),
     );
-    let out = env
-        .mem(["mcp"])
+    // As a client does: the input stays open until every answer is in.
+    use std::io::{BufRead as _, Write as _};
+    let mut child = env
+        .process(["mcp"])
         .env("MEM_MODEL", model())
         .env("MEM_TRUST_ALL", "1")
         .env("MEM_LOG", "info")
-        .write_stdin(input)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let mut replies: Vec<serde_json::Value> = Vec::new();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    while replies.iter().filter(|r| [2, 3, 4].contains(&r["id"].as_u64().unwrap_or(0))).count() < 3
+    {
+        let line = lines.next().expect("an answer for every call").unwrap();
+        replies.push(serde_json::from_str(&line).unwrap());
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("semantic model loaded").count(), 1, "{stderr}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let replies: Vec<serde_json::Value> =
-        stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let first = |id: u64| {
         let reply = replies.iter().find(|r| r["id"] == id).unwrap();
         let text = reply["result"]["content"][0]["text"].as_str().unwrap();
