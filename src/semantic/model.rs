@@ -62,26 +62,44 @@ fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>> {
 
 fn broken(dir: &Path, what: impl std::fmt::Display) -> Error {
     Error::input(format!("the model in {} cannot be used: {what}", dir.display()))
-        .hint("import it again with `mem model import PATH`")
+        .hint("install it again: `mem model pull`, or `mem model import PATH` offline")
 }
 
 /// The prompts of a model: from `config_sentence_transformers.json` when it
 /// names them, else `query: ` / `passage: ` for an e5 model, else none.
 pub fn prompts(dir: &Path, config: &serde_json::Value) -> Prompts {
-    let sentence: Option<serde_json::Value> =
-        read(dir, SENTENCE, 1 << 20).ok().and_then(|b| serde_json::from_slice(&b).ok());
-    if let Some(p) = sentence.as_ref().and_then(|s| s.get("prompts")).filter(|p| p.is_object()) {
-        let get = |keys: &[&str]| {
-            keys.iter().find_map(|k| p.get(*k).and_then(|v| v.as_str())).unwrap_or("").to_string()
-        };
-        return Prompts { query: get(&["query"]), passage: get(&["passage", "document"]) };
+    prompts_known_as(dir, config, "")
+}
+
+/// [`prompts`], where `also` is another name the model is known by (the
+/// Hub repo it came from): an e5 model is told by its config's name, its
+/// folder's, or this one.
+pub fn prompts_known_as(dir: &Path, config: &serde_json::Value, also: &str) -> Prompts {
+    if let Some(named) = named_prompts(dir) {
+        return named;
     }
     let name = config.get("_name_or_path").and_then(|v| v.as_str()).unwrap_or("");
     let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if [name, folder].iter().any(|n| n.to_lowercase().contains("e5")) {
+    if [name, folder, also].iter().any(|n| n.to_lowercase().contains("e5")) {
         return Prompts { query: "query: ".into(), passage: "passage: ".into() };
     }
     Prompts::default()
+}
+
+/// The prompts `config_sentence_transformers.json` names, if it names a
+/// query or passage prompt (sentence-transformers also writes the file
+/// with no prompts, or an empty `prompts`, which says nothing).
+pub fn named_prompts(dir: &Path) -> Option<Prompts> {
+    let sentence: serde_json::Value =
+        read(dir, SENTENCE, 1 << 20).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
+    let p = sentence.get("prompts")?.as_object()?;
+    let get = |keys: &[&str]| keys.iter().find_map(|k| p.get(*k).and_then(|v| v.as_str()));
+    let (query, passage) = (get(&["query"]), get(&["passage", "document"]));
+    if query.is_none() && passage.is_none() {
+        return None;
+    }
+    let own = |s: Option<&str>| s.unwrap_or("").to_string();
+    Some(Prompts { query: own(query), passage: own(passage) })
 }
 
 fn tokenizer_of(dir: &Path, bytes: &[u8], config: &Config) -> Result<Tokenizer> {
@@ -205,5 +223,30 @@ impl Model {
             done(finished);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_are_named_by_the_file_else_told_by_an_e5_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = serde_json::json!({});
+        let e5 = Prompts { query: "query: ".into(), passage: "passage: ".into() };
+        // The folder (a snapshot named by its commit) says nothing; the
+        // repo's name does.
+        assert_eq!(prompts(dir.path(), &plain), Prompts::default());
+        assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/multilingual-e5-small"), e5);
+        // A file that names no prompts (or an empty map) says nothing either.
+        for said_nothing in [r#"{"__version__": {}}"#, r#"{"prompts": {}}"#] {
+            std::fs::write(dir.path().join(SENTENCE), said_nothing).unwrap();
+            assert_eq!(named_prompts(dir.path()), None);
+            assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/e5-base"), e5);
+        }
+        std::fs::write(dir.path().join(SENTENCE), r#"{"prompts": {"query": "q: "}}"#).unwrap();
+        let own = Prompts { query: "q: ".into(), passage: String::new() };
+        assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/e5-base"), own);
     }
 }
