@@ -30,6 +30,7 @@ mod recall;
 mod roots;
 mod security;
 mod semantic;
+mod semantic_start;
 mod session;
 mod setup;
 mod tools;
