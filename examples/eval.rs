@@ -6,168 +6,104 @@
 //! cargo run --release --features semantic --example eval -- --model ~/.local/share/mem/model SET
 //! ```
 //!
-//! `--mcp BIN` runs one `BIN mcp` in a copy of each set and asks it
-//! `memory_recall` (limit 10, hits not counted) per query: the real binary,
-//! with a semantic model (`$MEM_MODEL`) loaded once instead of per process.
+//! Each set is ranked in a copy of its memory (in `$MEM_EVAL_WORK/<set>`, kept
+//! and reused, when set): in-process through the index the CLI uses; with
+//! `--cli BIN`, `BIN recall --json -n 10 --no-track -- <query>` per query, as a
+//! user would; with `--mcp BIN`, one `BIN mcp` per set asked `memory_recall`
+//! (limit 10, hits not counted) per query, a model (`$MEM_MODEL`) loaded once.
+//! `--model DIR` (feature `semantic`) fuses the words with the model's
+//! similarities as recall does; `--param fuse.weight=0.6` or `fuse.spread=0.08`
+//! tries other constants, `--dump FILE` writes each query's lexical pool and
+//! similarities as JSON lines, for tuning the fusion offline.
 //!
-//! `--model DIR` (with the `semantic` feature) fuses the lexical ranking with
-//! the model's similarities, as `mem recall` does with the tier on;
-//! `--param fuse.weight=0.6`, `--param fuse.spread=0.08` try other constants,
-//! and `--dump FILE` writes each query's lexical pool and similarities as
-//! JSON lines, for tuning the fusion offline.
+//! The library mode ranks at `$MEM_NOW` (epoch ms; else the clock), or, with
+//! `MEM_EVAL_NOW=scope-end`, each query a day after the last update of its
+//! `scope` (LoCoMo: the end of its conversation), so the recency boost has
+//! something to tell apart; `--param tiers=1` makes that boost weigh the tier
+//! of the last use instead of a half-life.
 //!
-//! Each query line is `{"id", "query", "relevant": ["cat/slug.md", …], "lang"}`.
-//! The library mode ranks in-process; `--cli BIN` runs `BIN recall --json -n 10
-//! --no-track -- <query>` per query in the set's folder, exactly as a user
-//! would. Prints recall@5, recall@10, MRR@10, nDCG@10 and the share of queries
-//! with no result, per language and overall.
+//! A query line is `{"id", "query", "relevant": ["cat/slug.md", …], "lang"}`,
+//! optionally with `"type"` and `"grades": {"cat/slug.md": 2, …}` (2 the
+//! answer, 1 partly useful). Prints R@5, R@10 and MRR@10 (from `relevant`),
+//! nDCG@10 (gain 2^grade − 1, a relevant path without a grade being grade 1)
+//! and the share of queries with no result, per language, per type and overall.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mem::index::index_all;
 use mem::model::roots::{Root, Scope};
-use mem::rank::score::{Memories, Params, Request, rank};
-use serde::Deserialize;
+use mem::rank::score::{Memories, Params, Recency, Request, rank};
+
+#[path = "common/metrics.rs"]
+mod metrics;
+use metrics::{Query, Table, load_queries};
 
 /// Ranks one query: the relevant-or-not paths, best first.
 type Ranker<'a> = Box<dyn Fn(&Query) -> Vec<String> + 'a>;
 
-#[derive(Deserialize)]
-struct Query {
-    query: String,
-    relevant: Vec<String>,
-    #[serde(default)]
-    lang: String,
-    #[serde(default)]
-    scope: Option<String>,
-}
-
-#[derive(Default, Clone, Copy)]
-struct Sums {
-    n: usize,
-    r5: f64,
-    r10: f64,
-    mrr: f64,
-    ndcg: f64,
-    empty: usize,
-}
-
-impl Sums {
-    fn add(&mut self, ranked: &[String], relevant: &[String]) {
-        let rel = |p: &String| relevant.contains(p);
-        let found = |k: usize| ranked.iter().take(k).filter(|p| rel(p)).count() as f64;
-        let total = relevant.len().max(1) as f64;
-        self.n += 1;
-        self.r5 += found(5) / total;
-        self.r10 += found(10) / total;
-        self.mrr += ranked.iter().take(10).position(rel).map_or(0.0, |i| 1.0 / (i + 1) as f64);
-        let dcg: f64 = ranked
-            .iter()
-            .take(10)
-            .enumerate()
-            .filter(|(_, p)| rel(p))
-            .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
-            .sum();
-        let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
-        self.ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
-        self.empty += ranked.is_empty() as usize;
-    }
-
-    fn row(&self, set: &str, lang: &str) -> String {
-        let n = self.n.max(1) as f64;
-        format!(
-            "| {set} | {lang} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
-            self.n,
-            self.r5 / n,
-            self.r10 / n,
-            self.mrr / n,
-            self.ndcg / n,
-            self.empty as f64 / n
-        )
-    }
-}
+const USAGE: &str = "usage: eval [--cli BIN | --mcp BIN] [--scope] [--misses] [--model DIR] \
+                     [--param NAME=VALUE] [--dump FILE] SET_DIR...";
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut cli: Option<PathBuf> = None;
-    let mut mcp: Option<PathBuf> = None;
-    let mut scoped = false;
-    let mut show_misses = false;
-    let mut sets = Vec::new();
-    let mut params: Vec<String> = Vec::new();
-    let mut model: Option<PathBuf> = None;
-    let mut dump: Option<PathBuf> = None;
+    let (mut cli, mut mcp, mut model, mut dump) = (None, None, None, None);
+    let (mut scoped, mut show_misses) = (false, false);
+    let (mut sets, mut params) = (Vec::new(), Vec::<String>::new());
+    let bin = |arg: Option<String>| -> PathBuf {
+        let bin = arg.expect("--cli and --mcp need the mem binary");
+        std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}"))
+    };
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--cli" => {
-                let bin = args.next().expect("--cli needs the mem binary");
-                cli = Some(std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}")));
-            }
-            "--mcp" => {
-                let bin = args.next().expect("--mcp needs the mem binary");
-                mcp = Some(std::fs::canonicalize(&bin).unwrap_or_else(|e| panic!("{bin}: {e}")));
-            }
+            "--cli" => cli = Some(bin(args.next())),
+            "--mcp" => mcp = Some(bin(args.next())),
             "--scope" => scoped = true,
             "--misses" => show_misses = true,
             "--param" => params.push(args.next().expect("--param needs name=value")),
             "--model" => model = Some(PathBuf::from(args.next().expect("--model needs a folder"))),
             "--dump" => dump = Some(PathBuf::from(args.next().expect("--dump needs a file"))),
-            "-h" | "--help" => {
-                eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
-                return;
-            }
+            "-h" | "--help" => return eprintln!("{USAGE}"),
             _ => sets.push(PathBuf::from(arg)),
         }
     }
     if sets.is_empty() {
-        eprintln!("usage: eval [--cli BIN] [--scope] SET_DIR...");
+        eprintln!("{USAGE}");
         std::process::exit(2);
     }
-    println!("| set | lang | queries | R@5 | R@10 | MRR@10 | nDCG@10 | no result |");
+    println!("| set | lang / type | queries | R@5 | R@10 | MRR@10 | nDCG@10 | no result |");
     println!("|---|---|---|---|---|---|---|---|");
     for set in &sets {
         let name = set.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let queries = load_queries(&set.join("queries.jsonl"));
+        let work = Work::new(set);
         let ranker: Ranker = match (&cli, &mcp) {
-            (Some(bin), _) => Box::new(move |q| cli_recall(bin, set, q, scoped)),
-            (None, Some(bin)) => mcp_ranker(bin, set, scoped),
+            (Some(bin), _) => Box::new(|q| cli_recall(bin, &work.dir, q, scoped)),
+            (None, Some(bin)) => mcp_ranker(bin, &work.dir, scoped),
             (None, None) => {
-                library_ranker(set, scoped, tuned(&params), semantic(&model, &params, &dump))
+                library_ranker(&work.dir, scoped, tuned(&params), semantic(&model, &params, &dump))
             }
         };
-        let mut by_lang: BTreeMap<String, Sums> = BTreeMap::new();
-        let mut all = Sums::default();
+        let mut table = Table::default();
         for q in &queries {
             let ranked = ranker(q);
             if show_misses && !ranked.iter().take(5).any(|p| q.relevant.contains(p)) {
-                let at = ranked
-                    .iter()
-                    .position(|p| q.relevant.contains(p))
-                    .map_or("-".into(), |i| (i + 1).to_string());
-                println!(
-                    "miss [{at}] {} -> want {:?}, got {:?}",
-                    q.query,
-                    q.relevant,
-                    &ranked[..ranked.len().min(3)]
-                );
+                let at = ranked.iter().position(|p| q.relevant.contains(p));
+                let at = at.map_or("-".into(), |i| (i + 1).to_string());
+                let top = &ranked[..ranked.len().min(3)];
+                println!("miss [{at}] {} {} -> want {:?}, got {top:?}", q.id, q.query, q.relevant);
             }
-            all.add(&ranked, &q.relevant);
-            by_lang.entry(q.lang.clone()).or_default().add(&ranked, &q.relevant);
+            table.add(&ranked, q);
         }
-        if by_lang.len() > 1 {
-            for (lang, sums) in &by_lang {
-                println!("{}", sums.row(&name, lang));
-            }
-        }
-        println!("{}", all.row(&name, "all"));
+        table.rows(&name).iter().for_each(|row| println!("{row}"));
     }
 }
 
 /// Params with `name=value` overrides, for trying constants: `k1=1.5`, `w.body=0.5`,
 /// `b.body=0.6`, `pair=0.3`, `bigram=0.6`, `unigram=0.3`, `function_bigram=0.6`,
-/// `derived_summary=1`, `coverage=0.5`.
+/// `derived_summary=1`, `coverage=0.5`; the recency boost: `recency=0.1`,
+/// `half_life=30` (days), `tiers=1` (weigh the tier of the last use instead
+/// of a half-life).
 fn tuned(overrides: &[String]) -> Params {
     let mut p = Params::default();
     let fields = ["title", "summary", "highlight", "load_when", "tags", "path", "body"];
@@ -185,6 +121,11 @@ fn tuned(overrides: &[String]) -> Params {
             _ if name == "function_bigram" => p.function_bigram = v,
             _ if name == "derived_summary" => p.derived_summary = v,
             _ if name == "coverage" => p.coverage = v,
+            _ if name == "recency" => p.recency = v,
+            _ if name == "half_life" => p.half_life_days = f64::from(v),
+            _ if name == "tiers" => {
+                p.recency_by = if v > 0.0 { Recency::Tiers } else { Recency::HalfLife };
+            }
             _ if name.starts_with("fuse.") => {}
             _ => panic!("unknown parameter {name}"),
         }
@@ -192,12 +133,25 @@ fn tuned(overrides: &[String]) -> Params {
     p
 }
 
-fn load_queries(path: &Path) -> Vec<Query> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .collect()
+/// A copy of a set's `.memory/` to rank in: the index writes its cache beside
+/// the memories, hits are counted there, and the sets are shared.
+struct Work {
+    /// The folder holding the copied `.memory/`.
+    dir: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Work {
+    fn new(set: &Path) -> Work {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let dir = std::env::var_os("MEM_EVAL_WORK")
+            .map(|d| PathBuf::from(d).join(set.file_name().expect("a set folder")))
+            .unwrap_or_else(|| tmp.path().to_path_buf());
+        if !dir.join(".memory").exists() {
+            copy_tree(&set.join(".memory"), &dir.join(".memory"));
+        }
+        Work { dir, _tmp: tmp }
+    }
 }
 
 /// The semantic tier's settings for the library mode.
@@ -225,6 +179,8 @@ fn semantic(
         match name {
             "fuse.weight" => fuse.weight = v,
             "fuse.spread" => fuse.spread = v,
+            "fuse.lead" => fuse.lead = v,
+            "fuse.margin" => fuse.margin = v,
             _ => {}
         }
     }
@@ -242,23 +198,12 @@ fn semantic(model: &Option<PathBuf>, _: &[String], _: &Option<PathBuf>) -> Optio
 }
 
 fn library_ranker(
-    set: &Path,
+    work: &Path,
     scoped: bool,
     params: Params,
     semantic: Option<Semantic>,
 ) -> Ranker<'static> {
-    // The index path the command line takes, on a copy of the set: the
-    // index writes its cache beside the memories, and the sets are shared.
-    let copy = tempfile::tempdir().expect("a temporary folder");
-    // `MEM_EVAL_WORK=DIR`: the copy is kept in DIR/<set> and reused, so
-    // vectors are made once across runs.
-    let work = std::env::var_os("MEM_EVAL_WORK")
-        .map(|d| PathBuf::from(d).join(set.file_name().expect("a set folder")).join(".memory"));
-    let dir = work.unwrap_or_else(|| copy.path().join(".memory"));
-    if !dir.exists() {
-        copy_tree(&set.join(".memory"), &dir);
-    }
-    let root = Root { scope: Scope::Project, dir };
+    let root = Root { scope: Scope::Project, dir: work.join(".memory") };
     let lib = index_all(&[&root]);
     for p in &lib.problems {
         eprintln!("warning: {p}");
@@ -267,6 +212,14 @@ fn library_ranker(
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
+    // `MEM_EVAL_NOW=scope-end`: each query asked a day after the last
+    // update of its scope (a LoCoMo conversation), as at the end of it.
+    let scope_end = std::env::var("MEM_EVAL_NOW").is_ok_and(|v| v == "scope-end");
+    let mut ends: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for m in (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)) {
+        let end = ends.entry(m.path.category.clone()).or_insert(i64::MIN);
+        *end = (*end).max(m.updated);
+    }
     #[cfg(feature = "semantic")]
     let known = semantic.as_ref().map(|s| {
         let mut known = mem::semantic::Known::load(&[&root], &s.model.id);
@@ -281,10 +234,13 @@ fn library_ranker(
     #[cfg(not(feature = "semantic"))]
     let _ = semantic;
     Box::new(move |q: &Query| {
-        let _keep = &copy;
         let filter = |_, m: &mem::model::memory::Memory| {
             !m.is_superseded()
                 && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
+        };
+        let now_ms = match (scope_end, q.scope.as_ref().and_then(|s| ends.get(s))) {
+            (true, Some(end)) => end + mem::base::time::DAY_MS,
+            _ => now_ms,
         };
         let req = Request {
             query: &q.query,
@@ -297,15 +253,11 @@ fn library_ranker(
         #[cfg(feature = "semantic")]
         if let (Some(s), Some(known)) = (&semantic, &known) {
             let pool = Request { limit: mem::rank::fuse::POOL, ..req };
-            let lexical: Vec<mem::rank::fuse::Lexical> =
-                rank(&lib.corpus, &lib.docs, &params, &pool)
-                    .iter()
-                    .map(|h| mem::rank::fuse::Lexical {
-                        doc: h.doc,
-                        score: h.score,
-                        exact: h.exact,
-                    })
-                    .collect();
+            let pool_hits = rank(&lib.corpus, &lib.docs, &params, &pool);
+            let lexical: Vec<mem::rank::fuse::Lexical> = pool_hits
+                .iter()
+                .map(|h| mem::rank::fuse::Lexical { doc: h.doc, score: h.score, exact: h.exact })
+                .collect();
             let eligible: Vec<(usize, &mem::model::memory::Memory)> = (0..lib.docs.len())
                 .filter(|&d| lib.corpus.is_live(d))
                 .filter_map(|d| lib.docs.memory(d).map(|m| (d, m)))
@@ -318,10 +270,12 @@ fn library_ranker(
                 use std::io::Write as _;
                 let mut top = similar.clone();
                 top.sort_by(|a, b| b.1.total_cmp(&a.1));
-                top.truncate(100);
+                // The 100 most similar, and every lexical match's similarity.
+                let floor = top.get(99).map_or(f32::MIN, |t| t.1);
+                top.retain(|t| t.1 >= floor || lexical.iter().any(|h| h.doc == t.0));
                 let line = serde_json::json!({
-                    "query": q.query, "relevant": q.relevant, "lang": q.lang,
-                    "lexical": lexical.iter().map(|h| (path(h.doc), h.score, h.exact)).collect::<Vec<_>>(),
+                    "query": q.query, "relevant": q.relevant, "lang": q.lang, "type": q.kind.as_deref().unwrap_or(""),
+                    "lexical": pool_hits.iter().map(|h| (path(h.doc), h.score, h.exact, &h.matched)).collect::<Vec<_>>(),
                     "similar": top.iter().map(|&(d, s)| (path(d), s)).collect::<Vec<_>>(),
                 });
                 writeln!(dump.borrow_mut(), "{line}").expect("write the dump");
@@ -352,6 +306,23 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// `bin` run in `work` with no global root and nothing from the caller's
+/// environment choosing the project.
+fn mem(bin: &Path, work: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(work)
+        .env("MEM_GLOBAL_DIR", std::env::temp_dir().join("mem-eval-no-global"))
+        .env_remove("MEM_PROJECT_DIR");
+    cmd
+}
+
+/// The paths of a recall's JSON results, best first.
+fn paths(v: &serde_json::Value) -> Vec<String> {
+    v["results"].as_array().map_or(Vec::new(), |rs| {
+        rs.iter().filter_map(|r| r["path"].as_str().map(str::to_string)).collect()
+    })
+}
+
 /// A running `mem mcp`, stopped when dropped.
 struct Server(std::process::Child);
 
@@ -362,42 +333,21 @@ impl Drop for Server {
     }
 }
 
-/// A `mem mcp` in a copy of `set` (kept in `$MEM_EVAL_WORK/<set>` when
-/// set), answering `memory_recall` per query.
-fn mcp_ranker(bin: &Path, set: &Path, scoped: bool) -> Ranker<'static> {
+/// A `mem mcp` in `work`, answering `memory_recall` per query.
+fn mcp_ranker(bin: &Path, work: &Path, scoped: bool) -> Ranker<'static> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    let copy = tempfile::tempdir().expect("a temporary folder");
-    let work = std::env::var_os("MEM_EVAL_WORK")
-        .map(|d| PathBuf::from(d).join(set.file_name().expect("a set folder")))
-        .unwrap_or_else(|| copy.path().to_path_buf());
-    if !work.join(".memory").exists() {
-        copy_tree(&set.join(".memory"), &work.join(".memory"));
-    }
-    let empty_global = std::env::temp_dir().join("mem-eval-no-global");
     // With a model, every vector first (a recall makes only a few).
-    let mem = |args: &[&str]| {
-        Command::new(bin)
-            .args(args)
-            .current_dir(&work)
-            .env("MEM_GLOBAL_DIR", &empty_global)
-            .env_remove("MEM_PROJECT_DIR")
-            .output()
-            .expect("run mem")
-    };
-    let status = mem(&["model", "status", "--json"]);
+    let status = mem(bin, work).args(["model", "status", "--json"]).output().expect("run mem");
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
     if status["ready"] == true {
-        let made = mem(&["model", "embed"]);
+        let made = mem(bin, work).args(["model", "embed"]).output().expect("run mem");
         assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     }
     let mut child = Server(
-        Command::new(bin)
+        mem(bin, work)
             .arg("mcp")
-            .current_dir(&work)
-            .env("MEM_GLOBAL_DIR", &empty_global)
             .env("MEM_TRUST_ALL", "1")
-            .env_remove("MEM_PROJECT_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -430,7 +380,7 @@ fn mcp_ranker(bin: &Path, set: &Path, scoped: bool) -> Ranker<'static> {
     call("initialize", hello);
     let call = std::cell::RefCell::new(call);
     Box::new(move |q: &Query| {
-        let _keep = (&copy, &child);
+        let _keep = &child;
         let mut args = serde_json::json!({"query": q.query, "limit": 10, "track": false});
         if let (true, Some(scope)) = (scoped, &q.scope) {
             args["category"] = scope.clone().into();
@@ -440,28 +390,19 @@ fn mcp_ranker(bin: &Path, set: &Path, scoped: bool) -> Ranker<'static> {
             serde_json::json!({"name": "memory_recall", "arguments": args}),
         );
         let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("{}");
-        let v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
-        v["results"].as_array().map_or(Vec::new(), |rs| {
-            rs.iter().filter_map(|r| r["path"].as_str().map(str::to_string)).collect()
-        })
+        paths(&serde_json::from_str(text).unwrap_or_default())
     })
 }
 
-fn cli_recall(bin: &Path, set: &Path, q: &Query, scoped: bool) -> Vec<String> {
-    let empty_global = std::env::temp_dir().join("mem-eval-no-global");
-    let mut cmd = Command::new(bin);
-    cmd.current_dir(set).env("MEM_GLOBAL_DIR", &empty_global).env_remove("MEM_PROJECT_DIR");
+fn cli_recall(bin: &Path, work: &Path, q: &Query, scoped: bool) -> Vec<String> {
+    let mut cmd = mem(bin, work);
     cmd.args(["recall", "--json", "-n", "10", "--no-track"]);
     if let (true, Some(scope)) = (scoped, &q.scope) {
         cmd.args(["--category", scope]);
     }
-    cmd.args(["--", &q.query]);
-    let out = cmd.output().expect("run mem");
+    let out = cmd.args(["--", &q.query]).output().expect("run mem");
     if out.stdout.is_empty() {
         return Vec::new();
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("recall --json output");
-    v["results"].as_array().map_or(Vec::new(), |rs| {
-        rs.iter().filter_map(|r| r["path"].as_str().map(str::to_string)).collect()
-    })
+    paths(&serde_json::from_slice(&out.stdout).expect("recall --json output"))
 }

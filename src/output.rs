@@ -106,7 +106,8 @@ pub const JSON_VERSION: u32 = 1;
 /// Keys that hold an epoch-milliseconds time: each gets a sibling
 /// `<key>_iso` (ISO 8601, UTC) in `--json` output, except inside a
 /// memory's `frontmatter` (its data, as written).
-const TIME_KEYS: [&str; 5] = ["created", "updated", "last", "trashed_at", "trusted_at"];
+const TIME_KEYS: [&str; 7] =
+    ["created", "updated", "last", "last_used", "last_seen", "trashed_at", "trusted_at"];
 
 /// `value` as every `--json` answer is written: an object starts with
 /// `"schema": "mem-<command>/1"`, ends with `"warnings"` (the lines said on

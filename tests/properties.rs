@@ -9,7 +9,7 @@ use mem::model::memory::Memory;
 use mem::model::relpath::RelPath;
 use mem::model::roots::Scope;
 use mem::rank::corpus::Corpus;
-use mem::rank::score::{Params, Request, Signals, rank};
+use mem::rank::score::{Params, Recency, Request, Signals, rank};
 use proptest::prelude::*;
 
 /// A small memory from generated parts: body words, triggers, pinned, age.
@@ -66,17 +66,25 @@ proptest! {
         docs in proptest::collection::vec(
             ("(deploy|部署|timeout|lock|锁表|rollback|the|a|x){1,8}",
              proptest::collection::vec("(deploy|部署|timeout|lock|the){1,3}", 0..3),
-             any::<bool>(), 0i64..400, 0u32..20),
+             any::<bool>(), 0i64..400, 0u32..20, 0i64..400),
             1..40),
         query in "(deploy|部署|timeout|lock|the|rollback| ){1,6}",
         k in 1usize..6,
+        tiers in any::<bool>(),
     ) {
         let memories: Vec<Memory> = docs
             .iter()
             .enumerate()
-            .map(|(i, (body, triggers, pinned, days, _))| memory(i, body, triggers, *pinned, *days))
+            .map(|(i, (body, triggers, pinned, days, ..))| memory(i, body, triggers, *pinned, *days))
             .collect();
-        let signals: Vec<Signals> = docs.iter().map(|d| Signals { hits: d.4 }).collect();
+        // A last hit some days ago (none when 0), which the tiers weigh.
+        let hit = |days: i64| if days == 0 { 0 } else { 1_800_000_000_000 - days * 86_400_000 };
+        let signals: Vec<Signals> =
+            docs.iter().map(|d| Signals { hits: d.4, last_hit: hit(d.5) }).collect();
+        let params = Params {
+            recency_by: if tiers { Recency::Tiers } else { Recency::HalfLife },
+            ..Params::default()
+        };
         let corpus = Corpus::build(&memories);
         let filter = |_, _: &Memory| true;
         let ranked = |limit| {
@@ -88,7 +96,7 @@ proptest! {
                 filter: &filter,
                 explain: false,
             };
-            rank(&corpus, &memories, &Params::default(), &req)
+            rank(&corpus, &memories, &params, &req)
                 .into_iter()
                 .map(|h| (h.doc, h.score))
                 .collect::<Vec<_>>()
@@ -204,15 +212,18 @@ proptest! {
         };
         let (b, o, t) = (index_md(&base), with(&ours), with(&theirs));
         let outside = mem::model::regions::outside(&o).unwrap();
-        let one = mem::model::merge::merge_regions(&outside, &b, &o, &t).unwrap();
-        let two = mem::model::merge::merge_regions(&outside, &b, &t, &o).unwrap();
+        let merge = |b: &str, o: &str, t: &str| {
+            mem::model::merge::merge_regions(&outside, b, o, t, false).unwrap().text
+        };
+        let one = merge(&b, &o, &t);
+        let two = merge(&b, &t, &o);
         prop_assert_eq!(&one, &two);
         // What compile writes for the union.
         let all: std::collections::BTreeSet<String> =
             base.iter().chain(&ours).chain(&theirs).cloned().collect();
         prop_assert_eq!(&one, &index_md(&all));
         // Merging the result with itself changes nothing.
-        let again = mem::model::merge::merge_regions(&outside, &one, &one, &one).unwrap();
+        let again = merge(&one, &one, &one);
         prop_assert_eq!(&again, &one);
     }
 }
@@ -272,5 +283,139 @@ proptest! {
         let doc = Document::parse(&body).unwrap();
         let (m, _) = Memory::from_document(RelPath::parse("facts/x").unwrap(), Scope::Project, &doc, 0);
         prop_assert_eq!(&m.summary, &format!("{sentence}."), "body {:?}", body);
+    }
+}
+
+/// One memory of a generated tree for ROOT.md's bound: `n` names it (and
+/// its category, a rule now and then), `v` its version (its day and pin).
+fn bounded_memory(n: u32, v: u32) -> Memory {
+    let category = ["facts", "rules", "decisions", "pitfalls"][(n % 4) as usize];
+    let days = i64::from((n * 7 + v * 13) % 90);
+    let mut text = format!("---\nupdated: {}\n", 1_800_000_000_000 - days * 86_400_000);
+    if (n + v).is_multiple_of(17) {
+        text.push_str("pinned: true\n");
+    }
+    text.push_str(&format!("load_when:\n  - \"topic {}\"\n", n % 97));
+    if n.is_multiple_of(3) {
+        text.push_str(&format!("  - \"step {n} of the release train\"\n"));
+    }
+    text.push_str("---\nbody\n");
+    let doc = Document::parse(&text).unwrap();
+    let path = RelPath::parse(&format!("{category}/memory-{n}")).unwrap();
+    Memory::from_document(path, Scope::Project, &doc, 0).0
+}
+
+/// ROOT.md as `mem compile` writes it for a tree of (name, version) pairs.
+fn compiled_root(tree: &std::collections::BTreeMap<u32, u32>) -> String {
+    let template = "# Project\n\nThe plan.\n\n## Categories\n\n<!-- auto:begin registry -->\n<!-- auto:end -->\n\n## Routing\n\n<!-- auto:begin routing -->\n<!-- auto:end -->\n";
+    let memories: Vec<Memory> = tree.iter().map(|(n, v)| bounded_memory(*n, *v)).collect();
+    let indexes = std::collections::BTreeMap::new();
+    let sources = mem::model::compile::Sources {
+        memories: &memories,
+        root_md: Some(template),
+        indexes: &indexes,
+    };
+    let plan = mem::model::compile::plan(&sources, false);
+    plan.changes
+        .into_iter()
+        .find_map(|c| match c {
+            mem::model::compile::Change::Write { path, after, .. } if path == "ROOT.md" => {
+                Some(after)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| template.to_string())
+}
+
+/// A three-way merge of trees, by memory: kept when both sides kept it or
+/// one side added it, ours when both changed it.
+fn merged_tree(
+    b: &std::collections::BTreeMap<u32, u32>,
+    o: &std::collections::BTreeMap<u32, u32>,
+    t: &std::collections::BTreeMap<u32, u32>,
+) -> std::collections::BTreeMap<u32, u32> {
+    let names: std::collections::BTreeSet<u32> =
+        b.keys().chain(o.keys()).chain(t.keys()).copied().collect();
+    names
+        .into_iter()
+        .filter_map(|n| match (b.get(&n), o.get(&n), t.get(&n)) {
+            (Some(_), None, _) | (Some(_), _, None) => None,
+            (Some(bv), Some(ov), Some(tv)) => Some((n, if ov != bv { *ov } else { *tv })),
+            (None, Some(ov), _) => Some((n, *ov)),
+            (None, None, Some(tv)) => Some((n, *tv)),
+            (None, None, None) => None,
+        })
+        .collect()
+}
+
+/// A side's changes: (name, what) with what 0 add, 1 remove, 2 edit. Each
+/// side changes its own memories (even names, odd names): the same change
+/// made on both sides out of sight is the one case the driver cannot see.
+fn changed(
+    base: &std::collections::BTreeMap<u32, u32>,
+    changes: &[(u32, u8)],
+    fresh: u32,
+    side: u32,
+) -> std::collections::BTreeMap<u32, u32> {
+    let mut tree = base.clone();
+    let names: Vec<u32> = base.keys().copied().filter(|n| n % 2 == side).collect();
+    for (i, (pick, what)) in changes.iter().enumerate() {
+        if names.is_empty() && *what != 0 {
+            continue;
+        }
+        match what {
+            0 => {
+                tree.insert(fresh + side * 1000 + i as u32, 0);
+            }
+            1 => {
+                tree.remove(&names[*pick as usize % names.len()]);
+            }
+            _ => {
+                let n = names[*pick as usize % names.len()];
+                tree.entry(n).and_modify(|v| *v += side + 1);
+            }
+        }
+    }
+    tree
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// ROOT.md's bounded tables merged by the driver: exactly what compile
+    /// writes on the merged tree whenever it says so, and always when the
+    /// two sides only add memories.
+    #[test]
+    fn a_bounded_root_md_merges_to_what_compile_writes(
+        size in 0u32..400,
+        ours in proptest::collection::vec((0u32..400, 0u8..3), 0..6),
+        theirs in proptest::collection::vec((0u32..400, 0u8..3), 0..6),
+        only_adds in any::<bool>(),
+    ) {
+        let base: std::collections::BTreeMap<u32, u32> = (0..size).map(|n| (n, 0)).collect();
+        let adds = |c: &[(u32, u8)]| -> Vec<(u32, u8)> {
+            c.iter().map(|(p, w)| (*p, if only_adds { 0 } else { *w })).collect()
+        };
+        let (o, t) = (changed(&base, &adds(&ours), 10_000, 0), changed(&base, &adds(&theirs), 10_000, 1));
+        let (rb, ro, rt) = (compiled_root(&base), compiled_root(&o), compiled_root(&t));
+        let want = compiled_root(&merged_tree(&base, &o, &t));
+        prop_assert!(want.lines().count() <= 200 && want.len() <= 25_000, "{}", want);
+        let outside = mem::model::regions::outside(&ro).unwrap();
+        let merged = mem::model::merge::merge_regions(&outside, &rb, &ro, &rt, true).unwrap();
+        if merged.exact {
+            prop_assert_eq!(&merged.text, &want);
+        }
+        // Additions alone merge exactly, unless the merge is the one that
+        // takes the file over its bound (a whole table does not say which
+        // of its rows to keep).
+        let cut = [&rb, &ro, &rt, &want].map(|t| t.contains("mem:more"));
+        let crossing = cut.iter().any(|c| *c) && !cut.iter().all(|c| *c);
+        if only_adds && ro != rb && rt != rb && !crossing {
+            prop_assert!(merged.exact, "additions alone are always merged\n{}", merged.text);
+        }
+        // Merging a result with itself changes nothing.
+        let again = mem::model::merge::merge_regions(&outside, &want, &want, &want, true).unwrap();
+        prop_assert!(again.exact);
+        prop_assert_eq!(&again.text, &want);
     }
 }

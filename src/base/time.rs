@@ -52,6 +52,31 @@ pub fn iso_minute(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}Z", minutes / 60, minutes % 60)
 }
 
+/// The UTC day of epoch milliseconds, `2026-12-01`, read back as a day
+/// count by [`parse_day`].
+///
+/// ```
+/// use mem::base::time::{iso_day, parse_day};
+/// assert_eq!(iso_day(1_796_132_239_501), "2026-12-01");
+/// assert_eq!(parse_day(&iso_day(-1)), Some(-1));
+/// ```
+pub fn iso_day(ms: i64) -> String {
+    let (y, m, d) = civil_from_days(ms.div_euclid(DAY_MS));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 of a date [`iso_day`] wrote (a year of 4 to 10
+/// digits, or a sign before it).
+pub fn parse_day(s: &str) -> Option<i64> {
+    let (rest, d) = s.rsplit_once('-')?;
+    let (year, m) = rest.rsplit_once('-')?;
+    let digits = year.strip_prefix('-').unwrap_or(year);
+    let sane = (4..=10).contains(&year.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    let (m, d) = (num(m, 2)?, num(d, 2)?);
+    (sane && !digits.is_empty() && (1..=12).contains(&m) && (1..=31).contains(&d))
+        .then(|| Some(days_from_civil(year.parse().ok()?, m, d)))?
+}
+
 /// `ms` as ISO 8601 in UTC to the second, `2026-03-01T10:20:30Z`: the
 /// form `--json` adds beside every epoch-ms time.
 pub fn iso_second(ms: i64) -> String {

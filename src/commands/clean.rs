@@ -1,6 +1,8 @@
 //! `mem clean`: list memories that have gone stale and unused — not
-//! updated for N days and hit at most M times; never pinned ones, never
-//! rules. A dry run unless `--yes`, which moves them to `.trash/`.
+//! updated for N days and hit at most M times, or, with
+//! `--min-relevance`, whose relevance in effect fell below that level; never
+//! pinned ones, never rules. A dry run unless `--yes`, which moves them to
+//! `.trash/`.
 
 use std::path::PathBuf;
 
@@ -10,9 +12,10 @@ use crate::base::error::Result;
 use crate::commands::compile::refresh;
 use crate::commands::filter::Filter;
 use crate::model::roots::Scope;
+use crate::model::usage::Usage;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::state;
+use crate::store::usage::Uses;
 use crate::store::write::trash;
 
 use crate::base::time::DAY_MS;
@@ -20,18 +23,24 @@ use crate::base::time::DAY_MS;
 /// List (or, with --yes, trash) stale, unused memories.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem clean                       dry run: what would go, and why\n  mem clean --max-age-days 90 --max-hits 1\n  mem clean --category facts --yes\n  mem clean -n 20 --yes           the 20 longest unchanged"
+    after_help = "Examples:\n  mem clean                       dry run: what would go, and why\n  mem clean --max-age-days 90 --max-hits 1\n  mem clean --min-relevance medium   what fell below medium (what `mem context` leaves out)\n  mem clean --category facts --yes\n  mem clean -n 20 --yes           the 20 longest unchanged"
 )]
 pub struct Args {
-    /// Candidates were not updated for this many days
-    #[arg(long, default_value_t = 180)]
-    pub max_age_days: u32,
-    /// Candidates were recalled at most this many times
-    #[arg(long, default_value_t = 0)]
-    pub max_hits: u64,
+    /// Candidates were not updated for this many days [default: 180,
+    /// unless --min-relevance chooses the candidates]
+    #[arg(long, value_name = "DAYS")]
+    pub max_age_days: Option<u32>,
+    /// Candidates were recalled at most this many times [default: 0,
+    /// unless --min-relevance chooses the candidates]
+    #[arg(long, value_name = "N")]
+    pub max_hits: Option<u64>,
+    /// `--category`, `--kind`, `--tag`, `--role`, `--tier` narrow the
+    /// candidates; `--min-relevance LEVEL` chooses them: the memories whose
+    /// relevance in effect is below LEVEL (what `mem context --min-relevance
+    /// LEVEL` leaves out)
     #[command(flatten)]
     pub filter: Filter,
-    /// At most this many candidates, the longest unchanged first
+    /// At most this many candidates, the longest unused first
     #[arg(short = 'n', long = "limit", value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: Option<u32>,
     /// Move the candidates to .trash/ (restorable with `mem restore`)
@@ -48,6 +57,9 @@ pub struct Candidate {
     pub root: Scope,
     pub path: String,
     pub reason: String,
+    /// When it was last used, its tier and its relevance in effect.
+    #[serde(flatten)]
+    pub usage: Usage,
     /// Where it went, with --yes (`file` in JSON, as everywhere).
     #[serde(rename = "file")]
     pub trashed: Option<PathBuf>,
@@ -73,10 +85,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             locks.push(crate::commands::pending::writing(root)?);
         }
     }
-    // (root index, updated, candidate)
+    // By relevance, or else by age and hits; the other filters narrow.
+    let below = args.filter.min_relevance;
+    let narrow = Filter { min_relevance: None, ..args.filter.clone() };
+    let max_age = args.max_age_days.or(below.is_none().then_some(180));
+    let max_hits = args.max_hits.or(below.is_none().then_some(0));
+    // (root index, last used, candidate)
     let mut found: Vec<(usize, i64, Candidate)> = Vec::new();
     for (at, root) in roots.iter().enumerate() {
-        let hits = state::load(&root.dir).0.hits;
+        let uses = Uses::load(&[root], ctx.now_ms);
         // Read from the files, not the index: a dry run writes nothing.
         let (files, _) = crate::store::scan::walk(root);
         let memories = crate::store::scan::load_files(root.scope, &files).memories;
@@ -90,17 +107,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .collect();
         for m in memories {
             let age_days = ctx.now_ms.saturating_sub(m.updated) / DAY_MS;
-            let count = hits.get(&m.file()).map_or(0, |h| h.count);
+            let count = uses.hits(&m).count;
+            let usage = uses.of(&m);
             let eligible = !m.pinned
                 && !m.is_rule()
                 && !linked.contains(&m.file())
-                && age_days >= i64::from(args.max_age_days)
-                && count <= args.max_hits
-                && args.filter.matches(&m);
+                && max_age.is_none_or(|days| age_days >= i64::from(days))
+                && max_hits.is_none_or(|most| count <= most)
+                && below.is_none_or(|level| usage.effective < level)
+                && narrow.matches(&m, &uses);
             if eligible {
-                let reason = format!("not updated for {age_days} days, recalled {count} time(s)");
-                let c = Candidate { root: root.scope, path: m.file(), reason, trashed: None };
-                found.push((at, m.updated, c));
+                let mut reason =
+                    format!("not updated for {age_days} days, recalled {count} time(s)");
+                if below.is_some() {
+                    reason = format!("{}; {reason}", crate::commands::list::relevance_fact(&usage));
+                }
+                let c =
+                    Candidate { root: root.scope, path: m.file(), reason, usage, trashed: None };
+                found.push((at, usage.last_used, c));
             }
         }
     }

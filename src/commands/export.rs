@@ -199,6 +199,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     args.filter.check_category(&roots)?;
     for root in roots {
         let hits = state::load(&root.dir).0.hits;
+        let uses = crate::store::usage::Uses::load(&[root], ctx.now_ms);
         let (files, problems) = walk(root);
         warnings.extend(problems.iter().map(ToString::to_string));
         for f in files {
@@ -215,10 +216,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                     ));
                 }
                 Ok(doc)
-                    if args.filter.is_set()
-                        && !args.filter.matches(
-                            &Memory::from_document(f.rel.clone(), root.scope, &doc, 0).0,
-                        ) => {}
+                    if args.filter.is_set() && {
+                        let mtime_ms = (f.mtime_ns / 1_000_000) as i64;
+                        let m = Memory::from_document(f.rel.clone(), root.scope, &doc, mtime_ms).0;
+                        !args.filter.matches(&m, &uses)
+                    } => {}
                 Ok(doc) => memories.push(Exported {
                     root: root.scope,
                     path: f.rel.file(),

@@ -1,13 +1,19 @@
 //! The filter flags every command that picks memories shares (`list`,
 //! `recall`, `export`, `clean`, `stats`): one name and one meaning each.
+//! `--min-relevance` and `--tier` go by each memory's use as of now (see
+//! [`crate::model::usage`]), read from the roots' hit records.
 
 use std::collections::BTreeSet;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use crate::base::error::{Error, Result};
 use crate::model::memory::{CATEGORY_KINDS, Memory};
 use crate::model::roots::Root;
+use crate::model::usage::{Relevance, Tier};
+use crate::store::usage::Uses;
 
-/// `--category`, `--kind`, `--tag`, `--role`.
+/// `--category`, `--kind`, `--tag`, `--role`, `--min-relevance`, `--tier`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Filter {
     /// Only this category
@@ -23,22 +29,54 @@ pub struct Filter {
     /// (`role:` in the frontmatter); other roles' are left out
     #[arg(long, short)]
     pub role: Option<String>,
+    /// Only memories whose relevance in effect is at least this: the level
+    /// they declare, one step lower per 30 days without use (`clean`: the
+    /// candidates are the memories below it)
+    #[arg(long, value_name = "LEVEL", value_parser = relevance_parser())]
+    pub min_relevance: Option<Relevance>,
+    /// Only memories used (recalled, else updated) this recently: hot
+    /// within 7 days, warm 8 to 30, cool longer ago
+    #[arg(long, value_name = "TIER", value_parser = tier_parser())]
+    pub tier: Option<Tier>,
+}
+
+/// `high`, `medium` or `low` on the command line.
+pub fn relevance_parser() -> impl TypedValueParser<Value = Relevance> {
+    PossibleValuesParser::new(Relevance::ALL.map(Relevance::name))
+        .map(|s| s.parse::<Relevance>().unwrap_or_default())
+}
+
+/// `hot`, `warm` or `cool` on the command line.
+pub fn tier_parser() -> impl TypedValueParser<Value = Tier> {
+    PossibleValuesParser::new(Tier::ALL.map(Tier::name))
+        .map(|s| s.parse::<Tier>().unwrap_or(Tier::Hot))
 }
 
 impl Filter {
     /// Whether any filter is given.
     pub fn is_set(&self) -> bool {
-        self.category.is_some() || self.kind.is_some() || self.tag.is_some() || self.role.is_some()
+        self.category.is_some()
+            || self.kind.is_some()
+            || self.tag.is_some()
+            || self.role.is_some()
+            || self.min_relevance.is_some()
+            || self.tier.is_some()
     }
 
-    /// Whether `m` passes every filter given. Without `--role`, a memory
-    /// private to a role passes (the people's commands see everything;
-    /// `recall` and `context` add their own rule, see [`visible_to`]).
-    pub fn matches(&self, m: &Memory) -> bool {
+    /// Whether `m` passes every filter given, its use read from `uses`.
+    /// Without `--role`, a memory private to a role passes (the people's
+    /// commands see everything; `recall` and `context` add their own rule,
+    /// see [`visible_to`]).
+    pub fn matches(&self, m: &Memory, uses: &Uses) -> bool {
         self.category.as_ref().is_none_or(|c| &m.path.category == c)
             && self.kind.as_ref().is_none_or(|k| m.kind.eq_ignore_ascii_case(k))
             && self.tag.as_ref().is_none_or(|t| m.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
             && self.role.as_ref().is_none_or(|r| visible_to(m, Some(r)))
+            && (self.min_relevance.is_none() && self.tier.is_none() || {
+                let used = uses.of(m);
+                self.min_relevance.is_none_or(|min| used.effective >= min)
+                    && self.tier.is_none_or(|t| used.tier == t)
+            })
     }
 
     /// A `--category` that names no category of `roots`, or a `--kind` no
@@ -111,12 +149,13 @@ mod tests {
         let shared = memory("facts/a", "fact", &["DB"], None);
         let mine = memory("facts/b", "fact", &[], Some("reviewer"));
         let theirs = memory("decisions/c", "decision", &["db"], Some("writer"));
+        let uses = Uses::default();
         let all = Filter::default();
-        assert!([&shared, &mine, &theirs].iter().all(|m| all.matches(m)));
+        assert!([&shared, &mine, &theirs].iter().all(|m| all.matches(m, &uses)));
         let by = |f: Filter| {
             [&shared, &mine, &theirs]
                 .iter()
-                .filter(|m| f.matches(m))
+                .filter(|m| f.matches(m, &uses))
                 .map(|m| m.file())
                 .collect::<Vec<_>>()
         };
@@ -129,5 +168,32 @@ mod tests {
         let category = Filter { category: Some("facts".into()), ..Filter::default() };
         assert_eq!(by(category), ["facts/a.md", "facts/b.md"]);
         assert!(!visible_to(&mine, None) && visible_to(&shared, None));
+    }
+
+    #[test]
+    fn relevance_and_tier_go_by_use_as_of_now() {
+        let day = crate::base::time::DAY_MS;
+        let mut old = memory("facts/old", "fact", &[], None);
+        old.relevance = Relevance::High;
+        let mut new = memory("facts/new", "fact", &[], None);
+        new.updated = 40 * day;
+        // A root that has recorded use from the start.
+        let state = crate::store::state::State { since: Some(0), ..Default::default() };
+        let uses = Uses::from_states(&[(crate::model::roots::Scope::Project, state)], 41 * day);
+        let by = |f: Filter| {
+            [&old, &new]
+                .iter()
+                .filter(|m| f.matches(m, &uses))
+                .map(|m| m.file())
+                .collect::<Vec<_>>()
+        };
+        // 41 days unused: high is medium now; 1 day: medium stays medium.
+        let min = |r| Filter { min_relevance: Some(r), ..Filter::default() };
+        assert_eq!(by(min(Relevance::High)), Vec::<String>::new());
+        assert_eq!(by(min(Relevance::Medium)), ["facts/old.md", "facts/new.md"]);
+        let tier = |t| Filter { tier: Some(t), ..Filter::default() };
+        assert_eq!(by(tier(Tier::Cool)), ["facts/old.md"]);
+        assert_eq!(by(tier(Tier::Hot)), ["facts/new.md"]);
+        assert!(tier(Tier::Warm).is_set() && by(tier(Tier::Warm)).is_empty());
     }
 }

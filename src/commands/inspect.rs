@@ -15,6 +15,7 @@ use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
+use crate::model::usage::Usage;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::{Problem, Tree, walk};
@@ -108,6 +109,10 @@ pub struct Detail {
     pub draft: Option<PathBuf>,
     /// Recall hits from the root's `.state.json`.
     pub hits: Hits,
+    /// When it was last used, its tier and its relevance in effect (the
+    /// memory's `relevance` is the level it declares).
+    #[serde(flatten)]
+    pub usage: Usage,
     #[serde(skip)]
     clock: Clock,
 }
@@ -224,7 +229,9 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<D
     };
     let (root, file) =
         ctx.locate(rel)?.ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
-    let hits = state::load(&root.dir).0.hits.get(&rel.file()).copied().unwrap_or_default();
+    let recorded = state::load(&root.dir).0;
+    let hits = recorded.hits.get(&rel.file()).copied().unwrap_or_default();
+    let watched = recorded.began().unwrap_or(ctx.now_ms);
     let text = crate::store::files::text(&root.dir, &file)?
         .ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
     let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
@@ -258,6 +265,7 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<D
         history,
         shadows,
         hits,
+        usage: crate::store::usage::usage(memory, hits.last, watched, ctx.now_ms),
         clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang },
     })
 }
@@ -355,6 +363,11 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("load_when", m.load_when.join(", "));
     row("tags", m.tags.join(", "));
     row("pinned", if m.pinned { "yes".into() } else { String::new() });
+    let fact = crate::commands::list::relevance_fact(&d.usage);
+    row("relevance", fact.trim_start_matches("relevance ").to_string());
+    let used = crate::base::time::relative_age(d.usage.last_used, d.clock.now_ms, d.clock.lang);
+    row("tier", format!("{} (last used {used})", d.usage.tier));
+    row("sessions", m.source_sessions.join(", "));
     row("role", m.role.clone().unwrap_or_default());
     let links = |ls: &[Link]| ls.iter().map(|l| l.path.clone()).collect::<Vec<_>>().join(" → ");
     row("supersedes", links(&d.supersedes));

@@ -2,22 +2,21 @@
 
 use serde::Serialize;
 
-use std::collections::BTreeMap;
-
 use crate::base::error::{Error, Result};
 use crate::base::text::{display_width, flat, wrap};
 use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
-use crate::model::roots::Scope;
+use crate::model::usage::Usage;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::Problem;
-use crate::store::state::{self, Hits};
+use crate::store::state::Hits;
+use crate::store::usage::Uses;
 
 /// List memories.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem list\n  mem list --long              each memory whole: summary, date, tags, triggers\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer\n  mem list --sort hits -n 10          the most recalled"
+    after_help = "Examples:\n  mem list\n  mem list --long              each memory whole: summary, date, tags, triggers\n  mem list --category decisions --sort recent -n 5\n  mem list --kind pitfall --json\n  mem list --tag postgres --role reviewer\n  mem list --sort hits -n 10          the most recalled\n  mem list --tier cool --min-relevance high   important, but not used for a month"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -47,10 +46,28 @@ pub enum Sort {
     Recalled,
 }
 
+/// One memory listed, with its use as of now: when it was last used,
+/// its tier and its relevance in effect.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub memory: Memory,
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+impl std::ops::Deref for Listed {
+    type Target = Memory;
+
+    fn deref(&self) -> &Memory {
+        &self.memory
+    }
+}
+
 /// The listed memories.
 #[derive(Debug, Serialize)]
 pub struct Report {
-    pub memories: Vec<Memory>,
+    pub memories: Vec<Listed>,
     pub problems: Vec<Problem>,
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -68,26 +85,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let roots = ctx.read_roots()?;
     args.filter.check_category(&roots)?;
     let tree = crate::index::scan_all(&roots);
+    let uses = Uses::load(&roots, ctx.now_ms);
     let mut memories: Vec<Memory> =
-        tree.memories.into_iter().filter(|m| args.filter.matches(m)).collect();
+        tree.memories.into_iter().filter(|m| args.filter.matches(m, &uses)).collect();
     if memories.is_empty() && args.filter.is_set() {
         return Err(Error::not_found("no memory matches these filters")
             .hint("try fewer filters, or `mem list` for everything"));
     }
     let by_name = |a: &Memory, b: &Memory| a.path.cmp(&b.path).then(a.scope.cmp(&b.scope));
-    // Hit counts, read only for the orders that use them.
     let by_hits = matches!(args.sort, Sort::Hits | Sort::Recalled);
-    let hits: Vec<(Scope, BTreeMap<String, Hits>)> = if by_hits {
-        roots.iter().map(|r| (r.scope, state::load(&r.dir).0.hits)).collect()
-    } else {
-        Vec::new()
-    };
-    let of = |m: &Memory| {
-        hits.iter()
-            .find(|(scope, _)| *scope == m.scope)
-            .and_then(|(_, h)| h.get(&m.file()).copied())
-            .unwrap_or_default()
-    };
+    let of = |m: &Memory| uses.hits(m);
     match args.sort {
         Sort::Name => memories.sort_by(by_name),
         Sort::Recent => memories.sort_by(|a, b| b.updated.cmp(&a.updated).then(by_name(a, b))),
@@ -107,6 +114,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let shown = by_hits.then(|| (memories.iter().map(of).collect(), clock));
     let warnings = tree.problems.iter().map(ToString::to_string).collect();
     let long = args.long.then_some(clock);
+    let memories = memories.into_iter().map(|m| Listed { usage: uses.of(&m), memory: m }).collect();
     Ok(Report { memories, problems: tree.problems, warnings, hits: shown, long })
 }
 
@@ -137,7 +145,8 @@ impl crate::output::Report for Report {
                 format!("{r}{}  ", " ".repeat(recalled_width - r.chars().count()))
             });
             let kind = format!("{:<10}", flat(&m.kind));
-            let prefix = format!("{scope}{file}{pad}  {recalled}{kind}  ");
+            let tier = format!("{:<4}", m.usage.tier.name());
+            let prefix = format!("{scope}{file}{pad}  {recalled}{kind}  {tier}  ");
             // The title and the summary; without a title, the summary alone
             // (its first clause standing in), never the slug again.
             let rest = m.summary_beyond_label();
@@ -161,7 +170,12 @@ impl crate::output::Report for Report {
                 Some(_) => text,
                 None => wrap(&text, room, 1).into_iter().next().unwrap_or_default(),
             };
-            let line = format!("{scope}{}{pad}  {recalled}{kind}  {text}", style.path(&file));
+            let tier = match m.usage.tier {
+                crate::model::usage::Tier::Cool => style.dim(&tier),
+                _ => tier,
+            };
+            let line =
+                format!("{scope}{}{pad}  {recalled}{kind}  {tier}  {text}", style.path(&file));
             out.push_str(&if m.superseded_by.is_some() { style.dim(&line) } else { line });
             out.push('\n');
             if let Some(clock) = &self.long {
@@ -170,6 +184,7 @@ impl crate::output::Report for Report {
                     out.push_str(&format!("{indent}{}\n", flat(summary)));
                 }
                 let mut facts = vec![format!("updated {}", clock.when(m.updated))];
+                facts.push(relevance_fact(&m.usage));
                 if !m.tags.is_empty() {
                     facts.push(format!("tags: {}", m.tags.join(", ")));
                 }
@@ -184,5 +199,18 @@ impl crate::output::Report for Report {
 
     fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+}
+
+/// `relevance high`, or `relevance medium (declares high; unused 31 days)`.
+pub fn relevance_fact(u: &Usage) -> String {
+    match u.decayed() {
+        true => {
+            format!(
+                "relevance {} (declares {}; unused {} days)",
+                u.effective, u.declared, u.idle_days
+            )
+        }
+        false => format!("relevance {}", u.effective),
     }
 }

@@ -1,8 +1,9 @@
 //! `mem merge-driver %O %A %B %P`: git's merge driver for generated files
 //! (registered by `mem hook install`). Text outside the markers is merged
 //! three-way by `git merge-file`; the generated rows are merged by
-//! [`crate::model::merge`]. The result is written to %A; exit 1 only when the
-//! hand-written text itself conflicts.
+//! [`crate::model::merge`]. The result is written to %A; exit 1 when the
+//! hand-written text itself conflicts, or when ROOT.md's bounded tables
+//! cannot be told from the three versions (then `mem compile` writes them).
 
 use std::fs;
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::model::merge::merge_regions;
-use crate::model::regions::outside;
+use crate::model::regions::{self, outside};
 use crate::output::Style;
 use crate::settings::Context;
 
@@ -34,6 +35,9 @@ pub struct Args {
 pub struct Report {
     pub path: String,
     pub conflicts: bool,
+    /// ROOT.md's generated tables were left as ours had them: the three
+    /// versions do not tell what the merged tree's hold.
+    pub stale: bool,
 }
 
 /// Merge and write the result over `ours`.
@@ -46,7 +50,7 @@ pub fn run(_ctx: &Context, args: &Args) -> Result<Report> {
         // Markers we cannot trust: fall back to git's own text merge.
         let (text, conflicts) = merge_file(&args.ours, &args.base, &args.theirs)?;
         fs::write(&args.ours, text).map_err(|e| Error::io(&args.ours, e))?;
-        return Ok(Report { path, conflicts });
+        return Ok(Report { path, conflicts, stale: false });
     };
     let dir = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
     let write = |name: &str, text: &str| -> Result<PathBuf> {
@@ -56,9 +60,19 @@ pub fn run(_ctx: &Context, args: &Args) -> Result<Report> {
     };
     let (pb, po, pt) = (write("base", &ob)?, write("ours", &oo)?, write("theirs", &ot)?);
     let (merged_outside, conflicts) = merge_file(&po, &pb, &pt)?;
-    let merged = merge_regions(&merged_outside, &base, &ours, &theirs).unwrap_or(merged_outside);
+    // Git names the file (%P); without the name, a file with ROOT.md's
+    // regions is taken for one.
+    let root_md = match &args.path {
+        Some(p) => std::path::Path::new(p).file_name().is_some_and(|n| n == "ROOT.md"),
+        None => regions::find(&base)
+            .is_ok_and(|r| r.iter().any(|r| matches!(r.label.as_str(), "registry" | "routing"))),
+    };
+    let (merged, stale) = match merge_regions(&merged_outside, &base, &ours, &theirs, root_md) {
+        Some(m) => (m.text, !m.exact),
+        None => (merged_outside, false),
+    };
     fs::write(&args.ours, merged).map_err(|e| Error::io(&args.ours, e))?;
-    Ok(Report { path, conflicts })
+    Ok(Report { path, conflicts, stale })
 }
 
 /// `git merge-file -p ours base theirs`: the merged text and whether it conflicts.
@@ -86,11 +100,22 @@ impl crate::output::Report for Report {
     }
 
     fn notice(&self) -> Option<String> {
-        self.conflicts
-            .then(|| format!("{}: the hand-written text conflicts; resolve it by hand", self.path))
+        let stale = self.stale.then(|| {
+            format!(
+                "{}: the generated tables cannot be told from the three versions; after the merge, run `mem compile`, then `git add {}`",
+                self.path, self.path
+            )
+        });
+        let conflicts = self
+            .conflicts
+            .then(|| format!("{}: the hand-written text conflicts; resolve it by hand", self.path));
+        match (conflicts, stale) {
+            (Some(c), Some(s)) => Some(format!("{c}; {s}")),
+            (c, s) => c.or(s),
+        }
     }
 
     fn exit_code(&self) -> i32 {
-        i32::from(self.conflicts)
+        i32::from(self.conflicts || self.stale)
     }
 }

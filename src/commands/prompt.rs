@@ -1,6 +1,12 @@
 //! `mem prompt consolidate`: instructions for an agent to turn recent work
-//! into memories, followed by the current manifest of both roots. `mem`
-//! needs no model of its own: the agent runs this and follows it.
+//! into memories, the recent agent sessions no memory cites yet, and the
+//! current manifest of both roots. `mem` needs no model of its own: the
+//! agent runs this and follows it.
+//!
+//! The recent sessions are those the roots' session records saw in the last
+//! 7 days (`mem context` with a hook's session id, `memory_recall` and
+//! `memory_context` with a `session_id`; see [`crate::store::session`]); a
+//! session is covered once a memory lists it in `source_sessions`.
 
 use serde::Serialize;
 
@@ -46,10 +52,21 @@ pub struct Row {
     pub recent: bool,
 }
 
+/// A recent session no memory cites yet.
+#[derive(Debug, Serialize)]
+pub struct Session {
+    pub id: String,
+    /// Epoch ms it was last seen.
+    pub last_seen: i64,
+}
+
 /// The prompt.
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub prompt: String,
+    /// Recent sessions no memory cites (`source_sessions`), most recent
+    /// first, at most 20: the work consolidation has not covered.
+    pub uncited_sessions: Vec<Session>,
     /// The most recently updated memories, at most 60.
     pub manifest: Vec<Row>,
     /// Live memories not in `manifest`.
@@ -72,7 +89,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })?),
         None => None,
     };
-    let tree = crate::index::scan_all(&ctx.read_roots()?);
+    let roots = ctx.read_roots()?;
+    let tree = crate::index::scan_all(&roots);
+    let uncited = uncited_sessions(&roots, &tree.memories, ctx.now_ms);
     // An agent's instructions: another role's private memories are not in them.
     let role = ctx.role.as_ref();
     let mut live: Vec<&crate::model::memory::Memory> = tree
@@ -106,8 +125,50 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })
         .collect();
     let since_text = since.as_ref().map(|s| format!(" since {s}")).unwrap_or_default();
-    let prompt = CONSOLIDATE.replace("{since}", &since_text);
-    Ok(Report { prompt, manifest, more })
+    let prompt = CONSOLIDATE
+        .replace("{since}", &since_text)
+        .replace("{sessions}\n", &sessions_text(&uncited, ctx));
+    Ok(Report { prompt, uncited_sessions: uncited, manifest, more })
+}
+
+/// Sessions listed at most.
+const SESSIONS: usize = 20;
+
+/// The sessions `roots` saw lately that no memory lists in `source_sessions`.
+fn uncited_sessions(
+    roots: &[&crate::model::roots::Root],
+    memories: &[crate::model::memory::Memory],
+    now_ms: i64,
+) -> Vec<Session> {
+    let cited: std::collections::HashSet<&str> =
+        memories.iter().flat_map(|m| m.source_sessions.iter().map(String::as_str)).collect();
+    let mut seen: Vec<(String, i64)> =
+        roots.iter().flat_map(|r| crate::store::session::recent(r, now_ms)).collect();
+    seen.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out: Vec<Session> = Vec::new();
+    for (id, at) in seen {
+        if !cited.contains(id.as_str()) && !out.iter().any(|s| s.id == id) {
+            out.push(Session { id, last_seen: at });
+        }
+    }
+    out.truncate(SESSIONS);
+    out
+}
+
+/// The prompt's section on sessions: those not covered yet, and how to cite one.
+fn sessions_text(uncited: &[Session], ctx: &Context) -> String {
+    if uncited.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Sessions no memory cites yet\n\nThese recent sessions are not covered: no memory lists them in\n`source_sessions`. Review the ones you can see (your own, or their\ntranscripts). When a memory comes from one, pass its id as you write or\nupdate it: `mem remember <category>/<slug> ... --session <id>` (over MCP,\n`session_id`). A session a memory cites is not listed again.\n\n",
+    );
+    for s in uncited {
+        let when = crate::base::time::relative_age(s.last_seen, ctx.now_ms, ctx.lang);
+        out.push_str(&format!("- `{}` (last seen {when})\n", s.id));
+    }
+    out.push('\n');
+    out
 }
 
 impl crate::output::Report for Report {

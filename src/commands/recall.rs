@@ -13,10 +13,12 @@ use crate::base::error::{Error, Result};
 use crate::base::text::{flat, wrap};
 use crate::base::time::relative_age;
 use crate::commands::filter::{Filter, visible_to};
+use crate::commands::list;
 use crate::commands::tier::{self, Kept};
 use crate::index::{self, index_all};
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
+use crate::model::usage::Usage;
 use crate::output::Style;
 use crate::rank::explain::Explanation;
 use crate::rank::highlight::spans;
@@ -24,6 +26,7 @@ use crate::rank::score::{Memories, Params, Request, Signals, rank};
 use crate::rank::tokenize::Tokenizer;
 use crate::settings::Context;
 use crate::store::state;
+use crate::store::usage::Uses;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -87,6 +90,10 @@ pub struct Found {
     pub terms: Vec<String>,
     pub updated: i64,
     pub age: String,
+    /// When it was last used, its tier (shown beside the age) and its
+    /// relevance in effect.
+    #[serde(flatten)]
+    pub usage: Usage,
     pub superseded_by: Option<String>,
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +116,10 @@ pub struct Report {
     /// There were no memories to search at all.
     #[serde(skip)]
     empty: bool,
+    #[serde(skip)]
+    now_ms: i64,
+    #[serde(skip)]
+    lang: crate::base::time::Lang,
 }
 
 /// Rank and, unless told not to, count the hits. With a model configured
@@ -179,9 +190,10 @@ fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
         .collect();
     let signals =
         signals(docs.len(), &states, |scope, category, slug| docs.find(scope, category, slug));
+    let uses = Uses::from_states(&states, ctx.now_ms);
     let role = args.filter.role.as_ref().or(ctx.role.as_ref());
     let filter = |_, m: &Memory| {
-        (args.all || !m.is_superseded()) && args.filter.matches(m) && visible_to(m, role)
+        (args.all || !m.is_superseded()) && args.filter.matches(m, &uses) && visible_to(m, role)
     };
     let limit = args.limit as usize;
     let request = Request {
@@ -236,6 +248,7 @@ fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
                 terms: hit.matched,
                 updated: m.updated,
                 age: relative_age(m.updated, ctx.now_ms, ctx.lang),
+                usage: uses.of(m),
                 superseded_by: m.superseded_by.clone(),
                 file: m.path.under(&root),
                 explanation: hit.explanation,
@@ -256,7 +269,7 @@ fn run_all(ctx: &Context, args: &Args, kept: Option<&Kept>) -> Result<Report> {
         }
     }
     let empty = corpus.live_len() == 0;
-    Ok(Report { query, results, warnings, empty })
+    Ok(Report { query, results, warnings, empty, now_ms: ctx.now_ms, lang: ctx.lang })
 }
 
 /// Hit counts per document (`len` of them), from each root's state; empty
@@ -277,6 +290,7 @@ pub fn signals(
                     out = vec![Signals::default(); len];
                 }
                 out[doc].hits = h.count.min(u64::from(u32::MAX)) as u32;
+                out[doc].last_hit = h.last;
             }
         }
     }
@@ -311,6 +325,10 @@ impl crate::output::Report for Report {
                 out.push_str(&format!("  {}\n", mark(&line)));
             }
             if let Some(e) = &f.explanation {
+                let u = &f.usage;
+                let used = relative_age(u.last_used, self.now_ms, self.lang);
+                let tier = format!("{} (last used {used}), {}", u.tier, list::relevance_fact(u));
+                out.push_str(&format!("  {}\n", style.dim(&tier)));
                 for line in e.to_string().lines() {
                     out.push_str(&format!("  {}\n", style.dim(line)));
                 }

@@ -13,11 +13,12 @@ use crate::base::time::Clock;
 use crate::commands::filter::Filter;
 use crate::model::memory::Memory;
 use crate::model::memory::{RESIDENT_BUDGET, over_budget};
-use crate::model::roots::Scope;
+use crate::model::roots::{Root, Scope};
+use crate::model::usage::{Relevance, Tier};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::{load_files, walk};
-use crate::store::state;
+use crate::store::usage::Uses;
 
 /// Default number of memories per root before `stats` and `lint` warn.
 pub const DEFAULT_MAX_ENTRIES: usize = 500;
@@ -25,7 +26,7 @@ pub const DEFAULT_MAX_ENTRIES: usize = 500;
 /// Show what the memory roots hold.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mem stats\n  mem stats --json\n  mem stats --role reviewer      what that agent role sees\n  MEM_MAX_ENTRIES=2000 mem stats"
+    after_help = "Examples:\n  mem stats\n  mem stats --json\n  mem stats --role reviewer      what that agent role sees\n  mem stats --min-relevance high  the memories that matter most\n  MEM_MAX_ENTRIES=2000 mem stats"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -50,6 +51,22 @@ pub struct HitStats {
     pub top: Vec<(String, u64)>,
 }
 
+/// Memories per tier (see [`crate::model::usage`]).
+#[derive(Debug, Default, Serialize)]
+pub struct TierCounts {
+    pub hot: usize,
+    pub warm: usize,
+    pub cool: usize,
+}
+
+/// Memories per relevance level in effect.
+#[derive(Debug, Default, Serialize)]
+pub struct LevelCounts {
+    pub high: usize,
+    pub medium: usize,
+    pub low: usize,
+}
+
 /// One root's figures.
 #[derive(Debug, Serialize)]
 pub struct RootStats {
@@ -69,6 +86,10 @@ pub struct RootStats {
     /// Per tag, as written (lowercased).
     pub by_tag: BTreeMap<String, usize>,
     pub languages: Languages,
+    /// By days since last use: hot (≤ 7), warm (8–30), cool (> 30).
+    pub by_tier: TierCounts,
+    /// By relevance in effect (declared, lowered for time without use).
+    pub by_relevance: LevelCounts,
     #[serde(rename = "pinned_count")]
     pub pinned: usize,
     #[serde(rename = "superseded_count")]
@@ -144,7 +165,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let (files, _) = walk(root);
         let all = load_files(root.scope, &files).memories;
         warnings.extend(over_budget(&all, root.scope));
-        let memories: Vec<Memory> = all.into_iter().filter(|m| args.filter.matches(m)).collect();
+        let uses = Uses::load(&[root], ctx.now_ms);
+        let memories: Vec<Memory> =
+            all.into_iter().filter(|m| args.filter.matches(m, &uses)).collect();
         let chosen: HashSet<String> = memories.iter().map(Memory::file).collect();
         let bytes = files.iter().filter(|f| chosen.contains(&f.rel.file())).map(|f| f.size).sum();
         let shadowed = match root.scope {
@@ -154,7 +177,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             Scope::Global => memories.iter().filter(|m| project_paths.contains(&m.file())).count(),
         };
-        let stats = root_stats(root.scope, root.dir.clone(), &memories, bytes, shadowed, max);
+        let stats = root_stats(root, &memories, bytes, shadowed, max, &uses);
         if stats.memories > max {
             warnings.push(format!(
                 "the {} root holds {} memories, over MEM_MAX_ENTRIES={max}: run `mem clean` to list eviction candidates",
@@ -169,23 +192,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 }
 
 fn root_stats(
-    scope: Scope,
-    dir: PathBuf,
+    root: &Root,
     memories: &[Memory],
     bytes: u64,
     shadowed: usize,
     max: usize,
+    uses: &Uses,
 ) -> RootStats {
-    let hits_state = state::load(&dir).0;
     let mut s = RootStats {
-        scope,
-        dir,
+        scope: root.scope,
+        dir: root.dir.clone(),
         memories: memories.len(),
         by_category: BTreeMap::new(),
         by_kind: BTreeMap::new(),
         by_role: BTreeMap::new(),
         by_tag: BTreeMap::new(),
         languages: Languages::default(),
+        by_tier: TierCounts::default(),
+        by_relevance: LevelCounts::default(),
         pinned: 0,
         superseded: 0,
         shadowed,
@@ -212,9 +236,20 @@ fn root_stats(
             "en" => s.languages.en += 1,
             _ => s.languages.mixed += 1,
         }
+        let used = uses.of(m);
+        *match used.tier {
+            Tier::Hot => &mut s.by_tier.hot,
+            Tier::Warm => &mut s.by_tier.warm,
+            Tier::Cool => &mut s.by_tier.cool,
+        } += 1;
+        *match used.effective {
+            Relevance::High => &mut s.by_relevance.high,
+            Relevance::Medium => &mut s.by_relevance.medium,
+            Relevance::Low => &mut s.by_relevance.low,
+        } += 1;
         s.pinned += usize::from(m.pinned);
         s.superseded += usize::from(m.is_superseded());
-        let count = hits_state.hits.get(&m.file()).map_or(0, |h| h.count);
+        let count = uses.hits(m).count;
         s.hits.total += count;
         if count == 0 {
             s.hits.never_hit += 1;
@@ -259,6 +294,15 @@ impl crate::output::Report for Report {
             out.push_str(&format!(
                 "  languages  zh {}, en {}, mixed {}\n",
                 r.languages.zh, r.languages.en, r.languages.mixed
+            ));
+            let (t, l) = (&r.by_tier, &r.by_relevance);
+            out.push_str(&format!(
+                "  tiers      hot {}, warm {}, cool {}\n",
+                t.hot, t.warm, t.cool
+            ));
+            out.push_str(&format!(
+                "  relevance  high {}, medium {}, low {} (in effect)\n",
+                l.high, l.medium, l.low
             ));
             out.push_str(&format!(
                 "  hits       {} in all, {} never hit\n",

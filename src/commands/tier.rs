@@ -7,10 +7,8 @@
 use crate::model::memory::Memory;
 use crate::model::roots::Root;
 use crate::rank::explain::{Explanation, FusedPart};
-use crate::rank::fuse::{Fused, Lexical};
-use crate::rank::score::Hit;
-#[cfg(feature = "semantic")]
-use crate::rank::score::Memories;
+use crate::rank::fuse::{FuseParams, Fused, Held, Lexical};
+use crate::rank::score::{Hit, Memories};
 use crate::settings::{Context, ModelSetting};
 
 /// At most this many vectors are made during one recall; the rest wait for
@@ -118,7 +116,7 @@ pub fn fuse(
             Vec::new()
         }
     };
-    crate::rank::fuse::fuse(lexical, &similar, &crate::rank::fuse::FuseParams::default(), limit)
+    crate::rank::fuse::fuse(lexical, &similar, &FuseParams::default(), limit)
 }
 
 /// No tier, nothing to fuse.
@@ -159,9 +157,12 @@ pub fn fused_hits(
         hits.iter().map(|h| Lexical { doc: h.doc, score: h.score, exact: h.exact }).collect();
     let mut by_doc: std::collections::HashMap<usize, Hit> =
         hits.into_iter().map(|h| (h.doc, h)).collect();
+    let path = |doc: usize| lib.docs.memory(doc).map(|m| m.file()).unwrap_or_default();
+    let params = FuseParams::default();
     fuse(tier, roots, lib, filter, query, &lexical, limit, warnings)
         .into_iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let mut hit = by_doc.remove(&f.doc).unwrap_or(Hit {
                 doc: f.doc,
                 score: 0.0,
@@ -178,11 +179,27 @@ pub fn fused_hits(
                     boosts: Vec::new(),
                     fused: None,
                 });
+                let held = f.held.map(|h| match h {
+                    Held::Winner { ratio } => format!(
+                        "held by its words: the next match scores {ratio:.2} of it (under {:.2}), \
+                         so only a memory {:.2} more similar passes it",
+                        params.lead, params.margin
+                    ),
+                    Held::Below { winner } => format!(
+                        "held below {}, the words' clear answer: not {:.2} more similar than it",
+                        path(winner),
+                        params.margin
+                    ),
+                });
                 e.fused = Some(FusedPart {
                     score: f.score,
                     words: f.lexical,
                     meaning: f.semantic,
                     similarity: f.similarity,
+                    words_rank: f.words_rank,
+                    rank: i + 1,
+                    exact: f.exact,
+                    held,
                 });
             }
             hit.score = f.score;

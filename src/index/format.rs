@@ -131,7 +131,7 @@ pub(super) const TRIGGERS_SHIFT: u8 = 3;
 
 pub(super) const MAGIC: &[u8; 8] = b"MEMIDX\0\x02";
 /// Bump when the tokenizer, the fields or this format change.
-pub(super) const FORMAT: u64 = 18;
+pub(super) const FORMAT: u64 = 19;
 
 /// Header: magic, version tag, total length, then the length and checksum
 /// of the names part and of the meta part.

@@ -5,6 +5,7 @@ use crate::model::memory::Memory;
 use crate::model::memory::keys::{Field, FieldRef, KEYS, Shape};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::model::usage::Relevance;
 
 pub(super) fn put_opt(s: Option<&str>, out: &mut Vec<u8>) {
     match s {
@@ -55,6 +56,13 @@ fn get_bool(at: &mut &[u8]) -> Option<bool> {
     (b <= 1).then_some(b == 1)
 }
 
+/// A relevance level's byte (see [`Relevance`]'s order).
+fn get_level(at: &mut &[u8]) -> Option<Relevance> {
+    let (&b, rest) = at.split_first()?;
+    *at = rest;
+    Relevance::ALL.into_iter().find(|l| *l as u8 == b)
+}
+
 /// A memory as a record: each kept key of [`KEYS`] by its shape, in that
 /// order, then whether the summary was derived and the content checksum.
 pub(super) fn put_memory(m: &Memory, out: &mut Vec<u8>) {
@@ -64,6 +72,7 @@ pub(super) fn put_memory(m: &Memory, out: &mut Vec<u8>) {
             Some(FieldRef::Date(d)) => put_i64(d, out),
             Some(FieldRef::List(l)) => put_list(l, out),
             Some(FieldRef::Flag(f)) => out.push(u8::from(f)),
+            Some(FieldRef::Level(l)) => out.push(l as u8),
             None => unreachable!("every kept key has a field (tested)"),
         }
     }
@@ -80,6 +89,7 @@ pub(super) fn get_memory(path: RelPath, scope: Scope, at: &mut &[u8]) -> Option<
             Shape::Date => Field::Date(get_i64(at)?),
             Shape::List => Field::List(get_list(at)?),
             Shape::Flag => Field::Flag(get_bool(at)?),
+            Shape::Level => Field::Level(get_level(at)?),
         };
         if !m.set_field(key.name, value) {
             return None;
@@ -104,6 +114,7 @@ mod tests {
                 Shape::Date => Field::Date(1_000 + i as i64),
                 Shape::List => Field::List(vec![format!("a{i}"), format!("b{i}")]),
                 Shape::Flag => Field::Flag(true),
+                Shape::Level => Field::Level(Relevance::High),
             };
             assert!(m.set_field(key.name, value.clone()), "{} is not set", key.name);
             assert!(m.field(key.name).is_some(), "{} has no field", key.name);

@@ -9,8 +9,11 @@
 use std::collections::BTreeMap;
 
 use crate::base::time::Lang;
+use crate::model::bound::fit::{Table, Words, fit};
+use crate::model::bound::rows::{Row, Totals, Trigger};
 use crate::model::memory::Memory;
 use crate::model::regions;
+use crate::model::table::cell;
 
 const STRINGS_EN: &str = include_str!("../../templates/strings.en");
 const STRINGS_ZH: &str = include_str!("../../templates/strings.zh");
@@ -45,13 +48,30 @@ impl Strings {
         let columns = header.matches('|').count().saturating_sub(1);
         vec![header.to_string(), format!("|{}", "---|".repeat(columns))]
     }
+
+    /// What the bounded region `label` (`registry` or `routing`) says
+    /// besides its rows.
+    pub fn words(&self, label: &str) -> Words {
+        let header = self.header(&format!("{label}.header"));
+        let keyed_header = match label {
+            "routing" => self.header("routing.header.bounded"),
+            _ => header.clone(),
+        };
+        let empty = match label {
+            "routing" => vec![self.get("routing.empty").to_string()],
+            _ => header.clone(),
+        };
+        Words { header, keyed_header, empty, more: self.get(&format!("{label}.more")).into() }
+    }
 }
 
-/// The language of a root, judged from its ROOT.md: Chinese when CJK text
-/// outweighs Latin letters.
+/// The language of a root, judged from its ROOT.md's hand-written text
+/// (never from the tables generated in it, which would sway it as they
+/// change): Chinese when CJK text outweighs Latin letters.
 pub fn root_lang(root_md: &str) -> Lang {
-    let cjk = root_md.chars().filter(|&c| crate::base::text::is_cjk(c)).count();
-    let latin = root_md.chars().filter(char::is_ascii_alphabetic).count();
+    let text = regions::outside(root_md).unwrap_or_else(|| root_md.to_string());
+    let cjk = text.chars().filter(|&c| crate::base::text::is_cjk(c)).count();
+    let latin = text.chars().filter(char::is_ascii_alphabetic).count();
     if cjk * 3 >= latin && cjk > 0 { Lang::Zh } else { Lang::En }
 }
 
@@ -209,10 +229,13 @@ fn root(
             });
         }
     }
-    let after = regions::replace(&text, &regions, |label| match label {
-        "registry" => Some(registry(s, cats)),
-        "routing" => Some(routing(s, cats)),
-        _ => None,
+    let tables: Vec<Table> = [registry(s, cats), routing(s, cats)]
+        .into_iter()
+        .filter(|t| regions.iter().any(|r| r.label == t.label))
+        .collect();
+    let bodies = bounded(&text, &regions, &tables);
+    let after = regions::replace(&text, &regions, |label| {
+        tables.iter().position(|t| t.label == label).map(|i| bodies[i].clone())
     });
     if after != original {
         plan.changes.push(Change::Write { path, before: Some(original.to_string()), after });
@@ -229,37 +252,65 @@ fn append_section(text: &str, s: &Strings, label: &str) -> String {
     out
 }
 
+/// The bodies of ROOT.md's bounded regions, `tables`, in `text`: whole
+/// when the file fits its bound with them, else cut (see
+/// [`crate::model::bound::fit`]).
+pub fn bounded(text: &str, regions: &[regions::Region], tables: &[Table]) -> Vec<Vec<String>> {
+    let outside =
+        regions::replace(text, regions, |l| tables.iter().any(|t| t.label == l).then(Vec::new));
+    // Every row is known here, so nothing is left to guess.
+    fit(&outside, tables).unwrap_or_else(|_| tables.iter().map(|t| t.words.empty.clone()).collect())
+}
+
+fn table(label: &str, s: &Strings, mut rows: Vec<Row>) -> Table {
+    rows.sort_by(|a, b| a.key.cmp(&b.key).then_with(|| a.keyed.cmp(&b.keyed)));
+    rows.dedup_by(|a, b| a.keyed == b.keyed);
+    let totals = Totals::of(&rows);
+    Table {
+        label: label.into(),
+        words: s.words(label),
+        rows,
+        complete: true,
+        ordered: true,
+        totals,
+    }
+}
+
 /// One row per category: its name and description, and no count. A count
 /// line is what two branches that each add a memory to one category both
 /// change the same way, which git merges without asking the merge driver
 /// and gets wrong; without it, every merge, rebase and cherry-pick of
 /// generated text is exact (the rows differ, and the driver merges rows).
-fn registry(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Vec<String> {
-    let mut rows = s.header("registry.header");
-    for category in cats.keys() {
+fn registry(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Table {
+    let rows = cats.keys().map(|category| {
         let desc = s.get(&format!("desc.{category}"));
-        rows.push(format!("| [{category}]({category}/index.md) | {} |", cell(desc)));
-    }
-    rows
+        Row::registry(&format!("| [{category}]({category}/index.md) | {} |", cell(desc)))
+    });
+    table("registry", s, rows.collect())
 }
 
-fn routing(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Vec<String> {
-    let mut entries: Vec<(&str, String, &str)> = cats
-        .values()
-        .flatten()
-        .filter(|m| !m.is_superseded())
-        .flat_map(|m| m.load_when.iter().map(|t| (t.as_str(), m.file(), m.kind.as_str())))
-        .collect();
-    if entries.is_empty() {
-        return vec![s.get("routing.empty").to_string()];
-    }
-    entries.sort();
-    entries.dedup();
-    let mut rows = s.header("routing.header");
-    rows.extend(
-        entries.iter().map(|(t, f, k)| format!("| {} | [{f}]({f}) | {} |", cell(t), cell(k))),
-    );
-    rows
+/// One row per `load_when` trigger of a memory that is not superseded.
+fn routing(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Table {
+    let pinned = format!(" {}", s.get("routing.pinned"));
+    let rows = cats.values().flatten().filter(|m| !m.is_superseded()).flat_map(|m| {
+        let file = m.file();
+        let rows: Vec<Row> = m
+            .load_when
+            .iter()
+            .filter_map(|t| {
+                let trigger = Trigger {
+                    trigger: t,
+                    file: &file,
+                    kind: &m.kind,
+                    updated_ms: m.updated,
+                    pinned: m.pinned.then_some(pinned.as_str()),
+                };
+                Row::routing(&trigger.keyed())
+            })
+            .collect();
+        rows
+    });
+    table("routing", s, rows.collect())
 }
 
 fn index_row(s: &Strings, m: &Memory) -> String {
@@ -305,16 +356,6 @@ fn withhold(m: &Memory, notes: &mut Vec<Note>) -> Option<Memory> {
         }
     }
     copy
-}
-
-/// One table cell: `|` escaped, and `<` (so a viewer shows `Vec<String>`
-/// instead of taking `<String>` for a tag), newlines folded, `—` when empty.
-pub fn cell(text: &str) -> String {
-    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if folded.is_empty() {
-        return "—".into();
-    }
-    folded.replace('|', "\\|").replace('<', "\\<")
 }
 
 fn broken(path: &str, e: regions::MarkerError) -> Note {

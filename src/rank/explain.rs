@@ -31,6 +31,14 @@ pub struct FusedPart {
     pub meaning: f32,
     /// The cosine similarity of the memory's vector to the query's.
     pub similarity: Option<f32>,
+    /// Its place in the words' order (1 = first), and in the fused order.
+    pub words_rank: Option<usize>,
+    pub rank: usize,
+    /// An exact hit, placed first whatever the meaning says.
+    pub exact: bool,
+    /// Why a clear lexical winner kept its place, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
 }
 
 /// One query term's share of the relevance.
@@ -68,6 +76,18 @@ impl fmt::Display for Explanation {
                 "fused {:.3} = words {:.3} + meaning {:.3} ({similarity})",
                 u.score, u.words, u.meaning
             )?;
+            let moved = match u.words_rank {
+                _ if u.exact => "an exact hit (a trigger, or every word of a short query) comes first",
+                None => "no word matched: placed by its meaning alone",
+                Some(w) if w > u.rank => "moved up by its meaning",
+                Some(w) if w < u.rank => "moved down: passed by memories nearer in meaning or exact hits",
+                Some(_) => "where the words put it",
+            };
+            let words = u.words_rank.map_or("-".to_string(), |w| format!("#{w}"));
+            writeln!(f, "  words {words} -> fused #{}: {moved}", u.rank)?;
+            if let Some(h) = &u.held {
+                writeln!(f, "  {h}")?;
+            }
             if self.terms.is_empty() && self.trigger.is_none() {
                 return Ok(());
             }

@@ -6,24 +6,39 @@
 //! counts is how far a memory is from the best match). The fused score is
 //! `lexical + weight × semantic`.
 //!
-//! Exact hits (a trigger fired, or a keyword query whose every term the
-//! memory has; see [`crate::rank::score::Hit::exact`]) come first, in fused
-//! order: meaning reorders and adds to them, and never pushes a memory that
-//! says the words below one that only means them.
+//! Two rules keep the words' strongest answers where a person typed for
+//! them; `benches/fusion.py` replays the alternatives (reciprocal-rank
+//! fusion, a convex combination with a fixed floor, z-scores) on every
+//! evaluation set and query type, and these lost least on the worst type:
+//!
+//! - Exact hits (a trigger fired, or a keyword query whose every term the
+//!   memory has; see [`crate::rank::score::Hit::exact`]) come first, in
+//!   fused order: meaning reorders and adds to them, and never pushes a
+//!   memory that says the words below one that only means them.
+//! - A clear lexical winner (the next match scores under `lead` of it) is
+//!   passed only by a memory at least `margin` more similar to the query:
+//!   a near tie in meaning does not outweigh a clear answer in words.
 
 /// How many lexical matches are fused with the similar memories.
 pub const POOL: usize = 50;
 
-/// The constants of the fusion, tuned on the public evaluation sets.
+/// The constants of the fusion, chosen on the evaluation sets by the worst
+/// query type (see `docs/semantic.md`).
 #[derive(Debug, Clone, Copy)]
 pub struct FuseParams {
     pub weight: f32,
     pub spread: f32,
+    /// The lexical winner is clear when the next match scores under this
+    /// share of it.
+    pub lead: f32,
+    /// How much more similar than a clear lexical winner a memory must be
+    /// to rank above it.
+    pub margin: f32,
 }
 
 impl Default for FuseParams {
     fn default() -> Self {
-        FuseParams { weight: 1.0, spread: 0.05 }
+        FuseParams { weight: 1.0, spread: 0.03, lead: 0.7, margin: 0.03 }
     }
 }
 
@@ -33,6 +48,15 @@ pub struct Lexical {
     pub doc: usize,
     pub score: f32,
     pub exact: bool,
+}
+
+/// Why a memory stands where it does relative to a clear lexical winner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Held {
+    /// The winner itself: the next lexical match scores `ratio` of it.
+    Winner { ratio: f32 },
+    /// Fused above the winner, but not `margin` more similar: kept below it.
+    Below { winner: usize },
 }
 
 /// A memory's fused score and its parts.
@@ -47,24 +71,29 @@ pub struct Fused {
     /// The semantic part added to `lexical`.
     pub semantic: f32,
     pub exact: bool,
+    /// Its place in the words' order (1 = first); None when no word matched.
+    pub words_rank: Option<usize>,
+    pub held: Option<Held>,
 }
 
 /// Fuse `lexical` matches (any order) with `similar` memories (document,
-/// cosine): the best `limit`, exact hits first, then by fused score, ties
-/// by document order.
+/// cosine): the best `limit`, exact hits first, then by fused score (a
+/// clear lexical winner held as above), ties by document order.
 pub fn fuse(
     lexical: &[Lexical],
     similar: &[(usize, f32)],
     p: &FuseParams,
     limit: usize,
 ) -> Vec<Fused> {
-    let best_lexical = lexical.iter().map(|h| h.score).fold(0f32, f32::max);
+    let mut words: Vec<Lexical> = lexical.to_vec();
+    words.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+    let best_lexical = words.first().map_or(0.0, |h| h.score.max(0.0));
     let best_similarity =
         similar.iter().map(|h| h.1).filter(|s| s.is_finite()).fold(f32::MIN, f32::max);
     let spread = p.spread.max(1e-6);
     let floor = best_similarity - spread;
     let mut by_doc: std::collections::HashMap<usize, Fused> = std::collections::HashMap::new();
-    for h in lexical {
+    for (i, h) in words.iter().enumerate() {
         let part = if best_lexical > 0.0 { h.score / best_lexical } else { 0.0 };
         let fused = Fused {
             doc: h.doc,
@@ -73,6 +102,8 @@ pub fn fuse(
             similarity: None,
             semantic: 0.0,
             exact: h.exact,
+            words_rank: Some(i + 1),
+            held: None,
         };
         by_doc.insert(h.doc, fused);
     }
@@ -85,6 +116,8 @@ pub fn fuse(
             similarity: None,
             semantic: 0.0,
             exact: false,
+            words_rank: None,
+            held: None,
         });
         entry.similarity = Some(sim);
         entry.semantic = part;
@@ -94,8 +127,41 @@ pub fn fuse(
     out.sort_by(|a, b| {
         b.exact.cmp(&a.exact).then(b.score.total_cmp(&a.score)).then(a.doc.cmp(&b.doc))
     });
+    hold_clear_winner(&mut out, &words, p);
     out.truncate(limit);
     out
+}
+
+/// Moves below a clear lexical winner every memory fused above it that is
+/// not `margin` more similar, keeping their order. Exact hits keep their
+/// place, as does everything when the winner has no vector.
+fn hold_clear_winner(out: &mut Vec<Fused>, words: &[Lexical], p: &FuseParams) {
+    let mut rest = words.iter().filter(|h| !h.exact);
+    let Some(winner) = rest.next() else { return };
+    let next = rest.next().map_or(0.0, |h| h.score);
+    if winner.score <= 0.0 || next >= p.lead * winner.score {
+        return;
+    }
+    let Some(at) = out.iter().position(|f| f.doc == winner.doc) else { return };
+    let Some(bar) = out[at].similarity.map(|s| s + p.margin) else { return };
+    let (mut above, mut below) = (Vec::new(), Vec::new());
+    for mut f in out.drain(..at) {
+        if f.exact || f.similarity.is_some_and(|s| s >= bar) {
+            above.push(f);
+        } else {
+            f.held = Some(Held::Below { winner: winner.doc });
+            below.push(f);
+        }
+    }
+    let mut first = out.remove(0);
+    if !below.is_empty() {
+        first.held = Some(Held::Winner { ratio: next / winner.score });
+    }
+    let tail = std::mem::take(out);
+    out.extend(above);
+    out.push(first);
+    out.extend(below);
+    out.extend(tail);
 }
 
 #[cfg(test)]
@@ -108,7 +174,7 @@ mod tests {
 
     #[test]
     fn meaning_reorders_and_adds() {
-        let p = FuseParams { weight: 1.2, spread: 0.1 };
+        let p = FuseParams { weight: 1.2, spread: 0.1, lead: 0.0, margin: 0.0 };
         // Doc 1 says some words; doc 2 only means them, and is the most similar.
         let out = fuse(&[lex(1, 8.0), lex(3, 2.0)], &[(1, 0.80), (2, 0.90), (3, 0.70)], &p, 10);
         let order: Vec<usize> = out.iter().map(|f| f.doc).collect();
@@ -121,7 +187,7 @@ mod tests {
 
     #[test]
     fn an_exact_hit_stays_above_what_only_means_it() {
-        let p = FuseParams { weight: 1.0, spread: 0.1 };
+        let p = FuseParams { weight: 1.0, spread: 0.1, ..FuseParams::default() };
         let exact = Lexical { doc: 1, score: 1.0, exact: true };
         let out = fuse(&[exact, lex(3, 9.0)], &[(1, 0.5), (2, 0.95), (3, 0.9)], &p, 10);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [1, 3, 2]);
@@ -129,7 +195,7 @@ mod tests {
 
     #[test]
     fn without_a_lexical_match_meaning_alone_ranks() {
-        let out = fuse(&[], &[(4, 0.81), (5, 0.84), (6, 0.5)], &FuseParams::default(), 2);
+        let out = fuse(&[], &[(4, 0.82), (5, 0.84), (6, 0.5)], &FuseParams::default(), 2);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [5, 4]);
     }
 
@@ -138,5 +204,34 @@ mod tests {
         let hits = [lex(2, 1.0), lex(1, 3.0), lex(9, 2.0)];
         let out = fuse(&hits, &[], &FuseParams::default(), 10);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [1, 9, 2]);
+    }
+
+    #[test]
+    fn a_clear_lexical_winner_is_passed_only_by_clearly_more_meaning() {
+        let p = FuseParams::default();
+        // Doc 1 is the words' clear winner (the next scores 0.5 of it) but
+        // sits 0.035 below the best similarity. Doc 2 says fewer of the
+        // words and fuses above it by meaning only 0.025 stronger; doc 3
+        // is 0.035 more similar.
+        let hits = [lex(1, 10.0), lex(2, 5.0), lex(3, 1.0)];
+        let similar = [(1, 0.825), (2, 0.85), (3, 0.86), (4, 0.70)];
+        let out = fuse(&hits, &similar, &p, 10);
+        assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [3, 1, 2]);
+        assert_eq!(out[1].held, Some(Held::Winner { ratio: 0.5 }));
+        assert_eq!(out[2].held, Some(Held::Below { winner: 1 }));
+        assert_eq!((out[0].held, out[0].words_rank, out[1].words_rank), (None, Some(3), Some(1)));
+        // Without the rule, the near tie in meaning passes the words' answer.
+        let loose = FuseParams { lead: 0.0, ..p };
+        let order: Vec<usize> = fuse(&hits, &similar, &loose, 10).iter().map(|f| f.doc).collect();
+        assert_eq!(order, [2, 3, 1]);
+    }
+
+    #[test]
+    fn a_close_lexical_race_is_left_to_the_fused_score() {
+        // The next match scores 0.8 of the first: no clear winner.
+        let hits = [lex(1, 10.0), lex(2, 8.0)];
+        let out = fuse(&hits, &[(1, 0.825), (2, 0.85), (3, 0.86)], &FuseParams::default(), 10);
+        assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [2, 1, 3]);
+        assert!(out.iter().all(|f| f.held.is_none()));
     }
 }

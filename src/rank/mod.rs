@@ -6,6 +6,7 @@ pub mod explain;
 pub mod fields;
 pub mod fuse;
 pub mod highlight;
+pub mod params;
 pub mod score;
 pub mod stats;
 pub mod stopwords;

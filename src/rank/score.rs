@@ -1,79 +1,27 @@
 //! BM25F over weighted fields, a bonus for `load_when` triggers found in the
 //! query, and gentle boosts for pinned, often-hit and recent memories.
 //!
-//! Every number that shapes the ranking lives in [`Params`], so `--explain`
-//! and the evaluation harness see the same scorer the command uses.
+//! Every number that shapes the ranking lives in [`Params`] (see
+//! [`crate::rank::params`], with the boosts), so `--explain` and the
+//! evaluation harness see the same scorer the command uses.
 
 use std::collections::HashSet;
 
 use crate::model::memory::Memory;
+use crate::model::usage::Tier;
 use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
+pub use crate::rank::params::{Params, Recency};
+use crate::rank::params::{Used, boost_factors};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
-
-/// The scorer's constants.
-#[derive(Debug, Clone)]
-pub struct Params {
-    pub k1: f32,
-    /// Length normalisation per field.
-    pub b: [f32; FIELDS],
-    /// Weight per field (title, summary, highlight, load_when, tags, path, body).
-    pub weight: [f32; FIELDS],
-    /// Summary weight in place of `weight[summary]` when the summary was not
-    /// written but taken from the body's first paragraph, which is already
-    /// scored as body.
-    pub derived_summary: f32,
-    /// Scale of a word-pair term (`support group`), relative to a word.
-    pub pair: f32,
-    /// Scale of a CJK bigram, relative to a Latin word: a word is a whole
-    /// unit of meaning, a bigram one of several overlapping pieces of text.
-    pub bigram: f32,
-    /// Scale of a CJK bigram with a function character (`的公`, `是类`),
-    /// relative to a bigram.
-    pub function_bigram: f32,
-    /// Scale of a single CJK character, relative to a bigram.
-    pub unigram: f32,
-    /// Exponent of query coverage (share of the query's idf a memory matched).
-    pub coverage: f32,
-    /// Added when a whole `load_when` trigger occurs in the query.
-    pub trigger: f32,
-    /// Multiplier added for a pinned memory.
-    pub pinned: f32,
-    /// Multiplier added per natural-log unit of hits, and its cap.
-    pub hits: f32,
-    pub hits_cap: f32,
-    /// Multiplier added for a memory updated just now, halving every `half_life_days`.
-    pub recency: f32,
-    pub half_life_days: f64,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            k1: 1.0,
-            b: [0.3, 0.5, 0.3, 0.2, 0.2, 0.3, 0.85],
-            weight: [3.0, 2.0, 2.0, 3.0, 2.0, 1.0, 1.0],
-            derived_summary: 1.0,
-            pair: 0.25,
-            bigram: 0.625,
-            function_bigram: 0.6,
-            unigram: 0.3,
-            coverage: 0.0,
-            trigger: 4.0,
-            pinned: 0.1,
-            hits: 0.04,
-            hits_cap: 0.2,
-            recency: 0.1,
-            half_life_days: 30.0,
-        }
-    }
-}
 
 /// Per-memory signals that live outside the Markdown.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Signals {
     pub hits: u32,
+    /// Epoch ms of the last hit (0: never).
+    pub last_hit: i64,
 }
 
 /// One ranked memory.
@@ -206,8 +154,9 @@ pub fn rank<M: Memories + ?Sized>(
     let ceiling = |d: usize| {
         let stats = corpus.boosts(d);
         let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
-        let hits = req.signals.get(d).map_or(0, |s| s.hits);
-        let boosts = boost_factors(params, stats.pinned, hits, stats.updated, req.now_ms);
+        let signals = req.signals.get(d).copied().unwrap_or_default();
+        let used = Used { updated: stats.updated, last_hit: signals.last_hit, now_ms: req.now_ms };
+        let boosts = boost_factors(params, stats.pinned, signals.hits, used);
         (scores[d] + trigger) * (1.0 + boosts.iter().sum::<f32>()) * (1.0 + 1e-5)
     };
     // A heap: only the few matches visited are ever put in order.
@@ -350,8 +299,10 @@ fn final_score(
         .map(|t| TriggerPart { trigger: t.to_string(), score: p.trigger });
     let base = relevance + trigger.as_ref().map_or(0.0, |t| t.score);
     let mut boosts = Vec::new();
-    let hits = req.signals.get(doc).map_or(0, |s| s.hits);
-    let [pinned, hit, recent] = boost_factors(p, m.pinned, hits, m.updated, req.now_ms);
+    let signals = req.signals.get(doc).copied().unwrap_or_default();
+    let hits = signals.hits;
+    let used = Used { updated: m.updated, last_hit: signals.last_hit, now_ms: req.now_ms };
+    let [pinned, hit, recent] = boost_factors(p, m.pinned, hits, used);
     if m.pinned {
         boosts.push(("pinned", "pinned: true".to_string(), pinned));
     }
@@ -360,9 +311,18 @@ fn final_score(
         boosts.push(("hits", detail, hit));
     }
     if recent != 0.0 {
-        let age_days =
-            (req.now_ms.saturating_sub(m.updated).max(0) as f64) / crate::base::time::DAY_MS as f64;
-        boosts.push(("recency", format!("updated {age_days:.0} days ago"), recent));
+        let detail = match p.recency_by {
+            Recency::HalfLife => {
+                let age_days = (req.now_ms.saturating_sub(m.updated).max(0) as f64)
+                    / crate::base::time::DAY_MS as f64;
+                format!("updated {age_days:.0} days ago")
+            }
+            Recency::Tiers => {
+                let days = used.days();
+                format!("{}: used {days} days ago", Tier::of_days(days))
+            }
+        };
+        boosts.push(("recency", detail, recent));
     }
     let factor: f32 = boosts.iter().map(|b| b.2).sum();
     let parts = boosts
@@ -370,19 +330,6 @@ fn final_score(
         .map(|(name, detail, f)| BoostPart { name, detail, score: base * f })
         .collect();
     (base * (1.0 + factor), trigger, parts)
-}
-
-/// The multipliers added for a pinned, an often-hit and a recently updated
-/// memory; 0 where one does not apply. The ranker bounds a memory's score
-/// with these before reading it, so they depend only on what the index knows.
-fn boost_factors(p: &Params, pinned: bool, hits: u32, updated: i64, now_ms: i64) -> [f32; 3] {
-    let pinned = if pinned { p.pinned } else { 0.0 };
-    let hits = if hits > 0 { (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap) } else { 0.0 };
-    let age_days =
-        (now_ms.saturating_sub(updated).max(0) as f64) / crate::base::time::DAY_MS as f64;
-    let decay = 0.5f64.powf(age_days / p.half_life_days) as f32;
-    let recent = if decay * p.recency >= 0.001 { p.recency * decay } else { 0.0 };
-    [pinned, hits, recent]
 }
 
 fn explain(

@@ -172,7 +172,11 @@ pub fn check_place(to: &Path) -> Result<()> {
     }
     // Only a model is replaced: a folder holding anything else is refused.
     if let Ok(entries) = fs::read_dir(to) {
-        let known = |n: &std::ffi::OsStr| FILES.iter().chain([&SENTENCE]).any(|f| n == *f);
+        // Its prepared form, and a temp file an interrupted write of it left, go with it.
+        let known = |n: &std::ffi::OsStr| {
+            FILES.iter().chain([&SENTENCE, &super::prepared::NAME]).any(|f| n == *f)
+                || n.to_str().is_some_and(crate::store::write::is_temp_name)
+        };
         if let Some(other) = entries.flatten().find(|e| !known(&e.file_name())) {
             return Err(Error::input(format!(
                 "{} holds {}, which is not a model file; mem puts a model only in place of a model",

@@ -6,6 +6,9 @@
 //! one file per session id, written atomically under a lock. Bounded: at
 //! most [`MAX_SHOWN`] memories per session and [`MAX_SESSIONS`] sessions per
 //! root; a session untouched for [`EXPIRES_MS`] is removed by the next write.
+//! A record keeps its session's id (when it can name one, see
+//! [`valid_id`]): [`recent`] lists the sessions a root has seen, which
+//! `mem prompt consolidate` checks against the memories' `source_sessions`.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -24,6 +27,19 @@ pub const MAX_SESSIONS: usize = 128;
 /// A session untouched this long is removed (7 days).
 pub const EXPIRES_MS: i64 = 7 * crate::base::time::DAY_MS;
 const MAX_BYTES: u64 = 1 << 20;
+
+/// The longest session id kept.
+pub const MAX_ID: usize = 128;
+
+/// Whether `id` can name a session in a memory's `source_sessions`: 1 to
+/// [`MAX_ID`] letters, digits, `.`, `_`, `:` or `-` (a UUID, `ses_7f3a9c`).
+pub fn valid_id(id: &str) -> bool {
+    (1..=MAX_ID).contains(&id.len())
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'))
+}
+
+/// What a session id must look like, for a message.
+pub const ID_RULE: &str = "1 to 128 letters, digits, `.`, `_`, `:` or `-`";
 
 /// Where a session started, as agent hosts name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +70,9 @@ struct Record {
     at: i64,
     /// Relative paths shown, oldest first.
     shown: Vec<String>,
+    /// The session's id (absent in records written before ids were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
 }
 
 fn dir(root: &Root) -> PathBuf {
@@ -181,11 +200,28 @@ fn write_record(root: &Root, id: &str, paths: &[String], fresh: bool, now_ms: i6
     let over = record.shown.len().saturating_sub(MAX_SHOWN);
     record.shown.drain(..over);
     record.at = now_ms;
+    record.id = valid_id(id).then(|| id.to_string());
     let json =
         serde_json::to_vec(&record).map_err(|e| crate::base::error::Error::input(e.to_string()))?;
     write_atomic(&root.dir, &target, &json)?;
     prune(root, &target, now_ms);
     Ok(())
+}
+
+/// The sessions `root` saw within [`EXPIRES_MS`] of `now_ms`, as (id,
+/// epoch ms last seen), most recent first.
+pub fn recent(root: &Root, now_ms: i64) -> Vec<(String, i64)> {
+    let Ok(entries) = std::fs::read_dir(dir(root)) else { return Vec::new() };
+    let mut out: Vec<(String, i64)> = entries
+        .flatten()
+        .take(4 * MAX_SESSIONS)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| read(root, &e.path()))
+        .filter(|r| now_ms.saturating_sub(r.at) <= EXPIRES_MS)
+        .filter_map(|r| r.id.filter(|id| valid_id(id)).map(|id| (id, r.at)))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
 }
 
 /// Remove expired sessions and the least recently used past the limit.
@@ -225,6 +261,21 @@ mod tests {
         assert!(held.shown("s2").is_empty());
         held.record("s1", &[], true, 30).unwrap();
         assert!(held.shown("s1").is_empty());
+    }
+
+    #[test]
+    fn a_root_lists_the_sessions_it_saw_with_their_ids() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root { scope: Scope::Project, dir: tmp.path().to_path_buf() };
+        let held = Held::open(&root);
+        held.record("ses_1", &["a/b.md".into()], false, 10).unwrap();
+        held.record("ses_2", &[], true, 20).unwrap();
+        held.record("not an id", &[], true, 30).unwrap();
+        assert_eq!(recent(&root, 40), [("ses_2".to_string(), 20), ("ses_1".to_string(), 10)]);
+        assert!(recent(&root, 10 + EXPIRES_MS + 1).iter().all(|(id, _)| id != "ses_1"));
+        assert!(
+            valid_id("0b6c1f9e-6a39-4f0b-9d0e-2b7f3c1d9a10") && !valid_id("a/b") && !valid_id("")
+        );
     }
 
     #[test]

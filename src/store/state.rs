@@ -1,5 +1,7 @@
 //! `.state.json`: hit counts per memory, kept outside the Markdown so that a
-//! recall never dirties a file or a git diff.
+//! recall never dirties a file or a git diff, and since when the file has
+//! recorded them (the start of the days a memory can be seen unused, see
+//! [`crate::model::usage`]).
 //!
 //! Updates are read-modify-write under an exclusive lock on a separate
 //! `.state.json.lock` (never replaced, so the lock always guards the live
@@ -41,6 +43,18 @@ pub struct State {
     /// trusted, never committed, so another clone at the same path differs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
+    /// Epoch ms this file began recording use (absent in files written
+    /// before it was kept: see [`State::began`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<i64>,
+}
+
+impl State {
+    /// Since when use has been recorded: `since`, else (an older file) its
+    /// earliest hit; None when it cannot tell.
+    pub fn began(&self) -> Option<i64> {
+        self.since.or_else(|| self.hits.values().map(|h| h.last).filter(|&t| t > 0).min())
+    }
 }
 
 /// The state file's path in `root`.
@@ -102,6 +116,9 @@ pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Resu
         }
     };
     state.version = VERSION;
+    if state.since.is_none() {
+        state.since = Some(state.began().map_or(now_ms, |t| t.min(now_ms)));
+    }
     change(&mut state);
     let json = serde_json::to_vec_pretty(&state).map_err(|e| Error::input(e.to_string()))?;
     write_atomic(root, &path(root), &json)?;
@@ -123,6 +140,17 @@ mod tests {
         assert!(warning.is_none());
         assert_eq!(state.hits["a/b.md"], Hits { count: 2, last: 20 });
         assert_eq!(state.hits["a/c.md"], Hits { count: 1, last: 10 });
+        assert_eq!(state.since, Some(10), "recording began with the first write");
+    }
+
+    #[test]
+    fn an_older_file_began_with_its_first_hit() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(path(tmp.path()), r#"{"version":1,"hits":{"a/b.md":{"count":2,"last":50},"a/c.md":{"count":1,"last":20}}}"#).unwrap();
+        assert_eq!(load(tmp.path()).0.began(), Some(20));
+        record(tmp.path(), &["a/b.md".into()], 90).unwrap();
+        assert_eq!(load(tmp.path()).0.since, Some(20));
+        assert_eq!(State::default().began(), None);
     }
 
     #[test]

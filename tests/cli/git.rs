@@ -401,3 +401,104 @@ fn the_hook_can_keep_exported_rule_files_fresh() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     env.mem(["hook", "uninstall"]).assert().success();
 }
+
+/// A repository whose ROOT.md is over its bound: 260 memories with a
+/// trigger each, two of them pinned (always shown), compiled and committed
+/// with the hook installed.
+fn bounded_repo() -> Env {
+    let env = Env::new();
+    let work = env.work();
+    ok(&env, &work, &["init", "-q", "-b", "main"]);
+    env.mem(["init"]).assert().success();
+    for i in 0..260 {
+        let updated = crate::env::NOW - (i % 90 + 1) * 86_400_000;
+        let pinned = if i < 2 { "pinned: true\n" } else { "" };
+        env.write(
+            &format!("facts/note-{i}.md"),
+            &format!(
+                "---\nupdated: {updated}\n{pinned}load_when:\n  - topic {i}\n---\nNote {i}.\n"
+            ),
+        );
+    }
+    env.mem(["compile"]).assert().success();
+    assert!(env.read("ROOT.md").contains("<!-- mem:more total=260 "));
+    env.mem(["hook", "install"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "memory"]);
+    env
+}
+
+/// `branch` gets one more memory with a trigger, committed.
+fn add_trigger_on(env: &Env, dir: &Path, branch: &str, slug: &str) {
+    ok(env, dir, &["checkout", "-q", branch]);
+    let project = dir.to_str().unwrap();
+    let memory = format!("decisions/{slug}");
+    let trigger = format!("choice {slug}");
+    env.mem(["--project", project, "remember", &memory, "A decision.", "--load-when", &trigger])
+        .assert()
+        .success();
+    ok(env, dir, &["add", "-A"]);
+    ok(env, dir, &["commit", "-q", "-m", slug]);
+}
+
+#[test]
+fn on_a_bounded_root_md_merges_rebases_and_cherry_picks_stay_exact() {
+    let env = bounded_repo();
+    let work = env.work();
+    // Two branches each add memories: ROOT.md merges to exactly what
+    // compile writes, within its bound.
+    ok(&env, &work, &["branch", "side"]);
+    add_trigger_on(&env, &work, "side", "side");
+    add_trigger_on(&env, &work, "side", "side2");
+    add_trigger_on(&env, &work, "main", "main");
+    ok(&env, &work, &["merge", "-q", "--no-edit", "side"]);
+    fresh_and_clean(&env, &work);
+    let root = env.read("ROOT.md");
+    assert!(root.lines().count() <= 200 && root.len() <= 25_000, "{root}");
+    for slug in ["main", "side", "side2"] {
+        assert!(root.contains(&format!("| choice {slug} |")), "{slug}: {root}");
+    }
+    assert!(root.contains("<!-- mem:more total=263 "), "{root}");
+    // A rebase, a cherry-pick of two commits, a revert of one.
+    ok(&env, &work, &["checkout", "-q", "-b", "other", "HEAD~1"]);
+    add_trigger_on(&env, &work, "other", "other");
+    ok(&env, &work, &["rebase", "-q", "main"]);
+    fresh_and_clean(&env, &work);
+    ok(&env, &work, &["checkout", "-q", "-b", "picked", "main~2"]);
+    add_trigger_on(&env, &work, "picked", "picked");
+    ok(&env, &work, &["cherry-pick", "side~1", "side"]);
+    fresh_and_clean(&env, &work);
+    ok(&env, &work, &["revert", "--no-edit", "HEAD~1"]);
+    fresh_and_clean(&env, &work);
+    let root = env.read("ROOT.md");
+    assert!(root.contains("| choice side2 |") && !root.contains("| choice side |"), "{root}");
+}
+
+#[test]
+fn when_three_versions_cannot_tell_the_merge_stops_on_root_md_for_mem_compile() {
+    let env = bounded_repo();
+    let work = env.work();
+    // Each branch forgets a memory ROOT.md shows: the merged table needs
+    // a row that neither branch shows.
+    ok(&env, &work, &["branch", "side"]);
+    ok(&env, &work, &["checkout", "-q", "side"]);
+    env.mem(["forget", "facts/note-1"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "side forgets one"]);
+    ok(&env, &work, &["checkout", "-q", "main"]);
+    env.mem(["forget", "facts/note-0"]).assert().success();
+    ok(&env, &work, &["add", "-A"]);
+    ok(&env, &work, &["commit", "-q", "-m", "main forgets one"]);
+    let out = git(&env, &work, &["merge", "-q", "--no-edit", "side"]);
+    assert!(!out.status.success(), "a merge that cannot be told went through");
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("the generated tables cannot be told from the three versions"), "{said}");
+    assert!(said.contains("run `mem compile`, then `git add .memory/ROOT.md`"), "{said}");
+    // The indexes merged; ROOT.md waits for one compile.
+    env.mem(["compile"]).assert().success();
+    ok(&env, &work, &["add", ".memory/ROOT.md"]);
+    ok(&env, &work, &["commit", "-q", "--no-edit"]);
+    fresh_and_clean(&env, &work);
+    assert!(env.read("ROOT.md").contains("<!-- mem:more total=258 "));
+}

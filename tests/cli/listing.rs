@@ -41,9 +41,9 @@ fn list_shows_the_summary_cut_to_the_terminal() {
     .success();
     // Piped: each memory on one line, whole.
     let out = env.stdout(["list"]);
-    assert!(out.contains("decisions/auth.md  decision    We sign sessions with Ed25519 keys kept in the vault, rotated every 90 days.\n"), "{out}");
-    assert!(out.contains("facts/node.md      fact        Node version — Node 22 everywhere, CI and production alike.\n"), "{out}");
-    assert!(!out.contains("auth.md  decision    auth"), "the slug is not the title: {out}");
+    assert!(out.contains("decisions/auth.md  decision    hot   We sign sessions with Ed25519 keys kept in the vault, rotated every 90 days.\n"), "{out}");
+    assert!(out.contains("facts/node.md      fact        hot   Node version — Node 22 everywhere, CI and production alike.\n"), "{out}");
+    assert!(!out.contains("decision    hot   auth"), "the slug is not the title: {out}");
     // On a 60-column terminal: every line fits, CJK counted as two columns.
     let out = env.stdout_with(["list"], &[("COLUMNS", "60")]);
     for line in out.lines() {
@@ -55,6 +55,7 @@ fn list_shows_the_summary_cut_to_the_terminal() {
     assert!(out.contains("  Node 22 everywhere, CI and production alike.\n"), "{out}");
     assert!(out.contains("这在生产环境里出过事故。"), "{out}");
     assert!(out.contains("updated 2026-11-30"), "{out}");
+    assert!(out.contains("· relevance medium"), "{out}");
 }
 
 #[test]

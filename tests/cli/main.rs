@@ -1,11 +1,14 @@
 //! One integration-test binary: every file in this folder is a module here.
 
+mod bound;
 mod cache;
 mod categories;
 mod compile;
 mod concurrency;
 mod context;
 mod conventions;
+mod decay;
+mod devset;
 mod editing;
 mod env;
 mod errors;
@@ -22,12 +25,14 @@ mod listing;
 mod maintenance;
 mod mcp;
 mod plugins;
+mod provenance;
 mod readme;
 mod recall;
 mod roots;
 mod security;
 mod semantic;
 mod semantic_pull;
+mod semantic_start;
 mod session;
 mod setup;
 mod tools;

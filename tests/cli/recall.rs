@@ -30,6 +30,10 @@ struct Found {
     updated: i64,
     updated_iso: String,
     age: String,
+    last_used: i64,
+    last_used_iso: String,
+    tier: String,
+    effective_relevance: String,
     superseded_by: Option<String>,
     file: String,
     #[serde(default)]
@@ -43,6 +47,13 @@ fn recall(env: &Env, args: &[&str]) -> Output {
     assert_eq!(parsed.schema, "mem-recall/1");
     for found in &parsed.results {
         assert!(found.updated_iso.ends_with('Z') && found.updated_iso.contains('T'), "{found:?}");
+        // Its use as of now: last used no earlier than updated, a tier, a level.
+        assert!(
+            found.last_used >= found.updated && found.last_used_iso.ends_with('Z'),
+            "{found:?}"
+        );
+        assert!(["hot", "warm", "cool"].contains(&found.tier.as_str()), "{found:?}");
+        assert!(["high", "medium", "low"].contains(&found.effective_relevance.as_str()));
     }
     parsed
 }

@@ -90,11 +90,12 @@ impl Report {
             serde_json::to_string(e).unwrap_or_default()
         } else {
             format!(
-                "## x\n- **{}**: {} (`{}`, {}, {}) {}",
+                "## x\n- **{}**: {} (`{}`, {} · {}, {}) {}",
                 e.title,
                 e.text,
                 e.path,
                 e.age,
+                self.tier_word(e.tier),
                 self.words().verify,
                 e.body.as_deref().map_or(String::new(), crate::base::text::md_fence)
             )

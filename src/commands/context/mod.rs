@@ -32,10 +32,12 @@ use crate::index::index_all_read;
 use crate::model::glob;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
+use crate::model::usage::Relevance;
 use crate::settings::Context;
 use crate::store::session;
-use crate::store::state::{self, Hits};
+use crate::store::state;
 use crate::store::trust::{Gate, RootMd};
+use crate::store::usage::Uses;
 use parts::{best_matches, track};
 use report::{Candidate, Pending};
 
@@ -49,13 +51,16 @@ Examples:
   mem context                               plan, rules, pinned memories and routing
   mem context --query \"fix the deploy script\" --budget 1500
   mem context --file web/app/page.tsx --format xml
+  mem context --query \"deploy\" --min-relevance low   matches however long unused
   echo '{\"session_id\":\"s1\",\"source\":\"startup\"}' | mem context --hook
   echo '{\"session_id\":\"s1\",\"prompt\":\"why is checkout slow\"}' | mem context --query -
   MEM_TRUST_ALL=1 mem context --json        (CI: inject untrusted project roots too)
 
 With a session id (from --hook or --query - JSON, or --session), a prompt
 gets only memories that session was not shown yet; after `compact` or `clear`
-it starts over. Nothing to say prints nothing.";
+it starts over. Pinned memories and matches go in at or above
+--min-relevance (a memory unused for 30 days counts one level lower);
+rules always. Nothing to say prints nothing.";
 
 /// The memory files of the injected roots that cannot be read, one warning
 /// each; those of a project root the user trusted file by file are counted,
@@ -108,6 +113,11 @@ pub struct Args {
     /// The agent session this block is for (what it was shown is remembered)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Pinned memories and matches only at or above this relevance in
+    /// effect (declared, one step lower per 30 days without use); rules
+    /// always
+    #[arg(long, value_name = "LEVEL", default_value = "medium", value_parser = crate::commands::filter::relevance_parser())]
+    pub min_relevance: Relevance,
 }
 
 /// Build the block.
@@ -184,13 +194,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let states: Vec<(Scope, state::State)> =
         roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
-    let hits = |m: &Memory| {
-        states
-            .iter()
-            .find(|(s, _)| *s == m.scope)
-            .and_then(|(_, st)| st.hits.get(&m.file()))
-            .copied()
-    };
+    let uses = Uses::from_states(&states, ctx.now_ms);
+    // Pinned memories and matches reach the agent at or above the level.
+    let relevant = |m: &Memory| uses.of(m).effective >= args.min_relevance;
 
     // What the session was shown already (nothing, when it starts over).
     // A session start (not a resume) starts over: the agent holds nothing yet.
@@ -221,7 +227,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         // Rules, then pinned; within each, by last use, then by last update.
         let rank_key = |&d: &usize| {
             let m = &memories[d];
-            let last = hits(m).map_or(0, |h: Hits| h.last);
+            let last = uses.hits(m).last;
             (std::cmp::Reverse(last.max(m.updated)), std::cmp::Reverse(m.updated), m.file())
         };
         let mut rules: Vec<usize> =
@@ -230,7 +236,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         let mut pinned: Vec<usize> = visible
             .iter()
             .copied()
-            .filter(|&d| memories[d].pinned && !memories[d].is_rule())
+            .filter(|&d| memories[d].pinned && !memories[d].is_rule() && relevant(&memories[d]))
             .collect();
         pinned.sort_by_cached_key(rank_key);
         candidates.extend(rules.into_iter().map(|d| Candidate::Memory(Section::Rule, d)));
@@ -266,6 +272,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     for &d in &visible {
         let m = &memories[d];
         if args.files.iter().any(|f| m.paths.iter().any(|p| glob::matches(p, f)))
+            && relevant(m)
             && new_to_session(m)
             && seen.insert(d)
         {
@@ -273,7 +280,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
     }
     if let Some(q) = query.as_deref().filter(|q| !q.trim().is_empty()) {
-        for d in best_matches(ctx, &states, &memories, &lib, q, &|_, m| shows(m)) {
+        let matches = |_, m: &Memory| shows(m) && relevant(m);
+        for d in best_matches(ctx, &states, &memories, &lib, q, &matches) {
             if new_to_session(&memories[d]) && seen.insert(d) {
                 candidates.push(Candidate::Memory(Section::Match, d));
             }
@@ -329,7 +337,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut needs = place::place(
         &mut report,
         candidates,
-        &place::Sources { ctx, visible: &visible, memories: &memories, full: args.full },
+        &place::Sources {
+            ctx,
+            visible: &visible,
+            memories: &memories,
+            full: args.full,
+            uses: &uses,
+        },
         &mut |d, held_back| trusted(d, held_back),
         &mut held_back,
     );

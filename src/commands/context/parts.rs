@@ -8,6 +8,7 @@ use crate::model::roots::{Root, Scope};
 use crate::rank::score::{Params, Request, rank};
 use crate::settings::Context;
 use crate::store::state;
+use crate::store::usage::Uses;
 
 use super::report::{Entry, Report, Section};
 
@@ -56,7 +57,13 @@ pub(super) fn best_matches(
     rank(&lib.corpus, memories, &Params::default(), &req).into_iter().map(|h| h.doc).collect()
 }
 
-pub(super) fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool) -> Entry {
+pub(super) fn entry(
+    section: Section,
+    m: &Memory,
+    ctx: &Context,
+    with_body: bool,
+    uses: &Uses,
+) -> Entry {
     let shows_body = with_body && !m.body.trim().is_empty();
     // A summary cut from the body says again what the body says in full.
     let mut text = if shows_body && m.summary_derived { String::new() } else { m.match_summary() };
@@ -86,6 +93,7 @@ pub(super) fn entry(section: Section, m: &Memory, ctx: &Context, with_body: bool
         body: (shows_body && !body.is_empty()).then(|| body.to_string()),
         updated: m.updated,
         age: relative_age(m.updated, ctx.now_ms, ctx.lang),
+        tier: uses.of(m).tier,
         stale: ctx.now_ms - m.updated > DAY_MS,
     }
 }

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
 use crate::settings::Context;
+use crate::store::usage::Uses;
 
 use super::parts::{entry, routing_rows};
 use super::report::{Candidate, Placed, Report, Section};
@@ -20,6 +21,8 @@ pub(super) struct Sources<'a> {
     pub memories: &'a [Memory],
     /// Pinned memories with their whole body.
     pub full: bool,
+    /// Each memory's use, for the tier shown beside its age.
+    pub uses: &'a Uses,
 }
 
 /// What placing left to the caller.
@@ -117,8 +120,8 @@ pub(super) fn place(
                     // index, never read; only a name that is printed is
                     // checked first, so no untrusted file is named as a memory.
                     if section == Section::Rule {
-                        rules_need +=
-                            report.cost_entry(&entry(section, &src.memories[d], src.ctx, true));
+                        let e = entry(section, &src.memories[d], src.ctx, true, src.uses);
+                        rules_need += report.cost_entry(&e);
                     }
                     left_out += 1;
                     if left_out_paths.len() < 3 && name_checks < 16 {
@@ -130,7 +133,8 @@ pub(super) fn place(
                     continue;
                 }
                 let Some(m) = trusted(d, held_back) else { continue };
-                let e = entry(section, &m, src.ctx, section == Section::Rule || src.full);
+                let body = section == Section::Rule || src.full;
+                let e = entry(section, &m, src.ctx, body, src.uses);
                 let cost = report.cost_entry(&e);
                 if section == Section::Rule {
                     rules_need += cost;

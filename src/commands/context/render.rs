@@ -6,6 +6,7 @@ use super::report::{Format, Report, Section};
 use crate::base::text::{md_fence, md_line};
 use crate::base::time::Lang;
 use crate::model::roots::Scope;
+use crate::model::usage::Tier;
 
 /// Words of the block, per language.
 pub(super) struct Words {
@@ -25,6 +26,8 @@ pub(super) struct Words {
     pub untrusted: &'static str,
     pub held_back: &'static str,
     pub more: &'static str,
+    /// Hot, warm, cool.
+    pub tiers: [&'static str; 3],
 }
 
 const EN: Words = Words {
@@ -44,6 +47,7 @@ const EN: Words = Words {
     untrusted: "Project memory at {dir} is not trusted, so it was not included. The user can review it and run `mem trust` there; do not run it for them.",
     held_back: "Held back, added or changed since the user trusted the project: {n} {files} ({paths}). The user can review them and run `mem trust`; do not run it for them.",
     more: "More: `mem recall --trusted <words>` searches every memory (over MCP: `memory_recall`).",
+    tiers: ["hot", "warm", "cool"],
 };
 
 const ZH: Words = Words {
@@ -63,6 +67,7 @@ const ZH: Words = Words {
     untrusted: "{dir} 的项目记忆尚未被信任，因此没有加入。用户检查后可在该项目中运行 `mem trust`；不要替用户运行。",
     held_back: "用户信任该项目之后新增或修改的 {n} 条项目记忆未加入（{paths}）。用户检查后可运行 `mem trust`；不要替用户运行。",
     more: "更多：`mem recall --trusted <关键词>` 搜索全部记忆（MCP：`memory_recall`）。",
+    tiers: ["热", "温", "冷"],
 };
 
 /// At most this many names in a line that stands for a longer list.
@@ -79,6 +84,16 @@ fn names(paths: &[String]) -> String {
 impl Report {
     pub(super) fn words(&self) -> &'static Words {
         if self.lang == Lang::Zh { &ZH } else { &EN }
+    }
+
+    /// A tier as the block's language says it.
+    pub(super) fn tier_word(&self, tier: Tier) -> &'static str {
+        let [hot, warm, cool] = self.words().tiers;
+        match tier {
+            Tier::Hot => hot,
+            Tier::Warm => warm,
+            Tier::Cool => cool,
+        }
     }
 
     /// True when the block would say nothing at all.
@@ -181,10 +196,11 @@ impl Report {
             let text =
                 if e.text.is_empty() { String::new() } else { format!(": {}", md_line(&e.text)) };
             out.push_str(&format!(
-                "- **{}**{text} (`{}`, {}{verify})\n",
+                "- **{}**{text} (`{}`, {} · {}{verify})\n",
                 md_line(&e.title),
                 e.path,
-                e.age
+                e.age,
+                self.tier_word(e.tier)
             ));
             if let Some(body) = &e.body {
                 out.push_str(&format!("\n{}\n", md_fence(body)));
@@ -237,8 +253,8 @@ impl Report {
             let body =
                 e.body.as_deref().map_or(String::new(), |b| format!("<body>{}</body>", esc(b)));
             out.push_str(&format!(
-                "  <memory section=\"{section}\" path=\"{}\" root=\"{}\" kind=\"{}\" title=\"{}\" age=\"{}\" verify=\"{}\">{}{body}</memory>\n",
-                esc_line(&e.path), e.root.name(), esc_line(&e.kind), esc_line(&e.title), esc_line(&e.age), e.stale, esc_line(&e.text)
+                "  <memory section=\"{section}\" path=\"{}\" root=\"{}\" kind=\"{}\" title=\"{}\" age=\"{}\" tier=\"{}\" verify=\"{}\">{}{body}</memory>\n",
+                esc_line(&e.path), e.root.name(), esc_line(&e.kind), esc_line(&e.title), esc_line(&e.age), e.tier.name(), e.stale, esc_line(&e.text)
             ));
         }
         if !self.routing.is_empty() {

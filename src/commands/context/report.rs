@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::base::time::Lang;
 use crate::model::roots::{Root, Scope};
+use crate::model::usage::Tier;
 use crate::store::session;
 
 /// How the block is written.
@@ -40,6 +41,8 @@ pub struct Entry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     pub age: String,
+    /// How recently it was used (shown beside the age).
+    pub tier: Tier,
     /// Epoch ms of the version shown.
     pub updated: i64,
     /// Older than a day: shown with a reminder to verify before relying on it.

@@ -172,6 +172,9 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: format!("run `mem edit {rel}` to go on with it, or `mem edit {rel} --discard`"),
         });
     }
+    if let Some(finding) = root_md_over(root) {
+        out.push(finding);
+    }
     let max = max_entries();
     if read.len() > max {
         out.push(Finding {
@@ -184,6 +187,25 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// ROOT.md whose hand-written text alone is over the bound the whole file
+/// keeps to, so that its generated tables are cut to one line each.
+fn root_md_over(root: &Root) -> Option<Finding> {
+    use crate::model::bound::fit::{MAX_BYTES, MAX_LINES, hand_written_over};
+    let file = root.dir.join("ROOT.md");
+    let text = crate::store::files::text(&root.dir, &file).ok().flatten()?;
+    let (lines, bytes) = hand_written_over(&text)?;
+    Some(Finding {
+        // The file still works; the first one a reader opens is just long.
+        severity: Severity::Warning,
+        file,
+        line: None,
+        problem: format!(
+            "its hand-written text alone is {lines} lines and {bytes} bytes, over the {MAX_LINES} lines and {MAX_BYTES} bytes ROOT.md keeps to: its generated tables are cut to one line each"
+        ),
+        fix: "move long sections into memories (`mem remember references/<slug>`, or `rules/` for hard rules) and keep ROOT.md to the plan".into(),
+    })
 }
 
 /// Parse one file and check what can be checked on it alone.

@@ -24,6 +24,7 @@ pub(super) fn block(
         full: false,
         hook: false,
         session: session.filter(|s| !s.is_empty()),
+        min_relevance: crate::model::usage::Relevance::Medium,
     };
     let report = context::run(ctx, &args)?;
     let text = report.human(&crate::output::Style { color: false });

@@ -2,7 +2,7 @@
 //! with the same JSON.
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, RequestMetaObject};
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 
@@ -70,6 +70,12 @@ struct RememberParams {
     /// true: create the category even though its name is close to one that exists (a new
     /// category within two edits of an existing one is refused as a likely typo)
     new_category: Option<bool>,
+    /// How much it matters: "high", "medium" (the default) or "low". Unused for 30 days,
+    /// a memory counts one level lower
+    relevance: Option<String>,
+    /// This agent session's id: added to the memory's source_sessions, so consolidation
+    /// knows the session is covered (a client's `_meta.sessionID` is used when omitted)
+    session_id: Option<String>,
 }
 
 /// memory_context's arguments.
@@ -116,6 +122,23 @@ struct InspectParams {
     path: Option<String>,
 }
 
+/// The session a memory_remember call is made in: its `session_id` (one
+/// that cannot name a session is refused), else the `_meta.sessionID` a
+/// client sends (OpenCode does; ignored when it cannot name one), else
+/// none here (`$MEM_SESSION` then applies).
+fn session_of(arg: Option<String>, meta: &RequestMetaObject) -> Result<Option<String>, Error> {
+    let valid = crate::store::session::valid_id;
+    if let Some(id) = arg.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
+        if !valid(&id) {
+            return Err(Error::input("session_id is not a session id")
+                .hint(format!("a session id is {}", crate::store::session::ID_RULE)));
+        }
+        return Ok(Some(id));
+    }
+    let sent = meta.0.0.get("sessionID").and_then(|v| v.as_str()).map(str::trim);
+    Ok(sent.filter(|id| valid(id)).map(str::to_string))
+}
+
 #[tool_router(vis = "pub(super)")]
 impl Server {
     /// Search the project's and the user's memories (facts, decisions, pitfalls, preferences,
@@ -127,7 +150,7 @@ impl Server {
         let args = recall::Args {
             query: vec![p.query],
             limit: p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1),
-            filter: Filter { category: p.category, kind: p.kind, tag: p.tag, role: None },
+            filter: Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() },
             all: false,
             explain: false,
             no_track: p.track == Some(false),
@@ -179,13 +202,25 @@ impl Server {
     /// near-duplicate. Credentials are refused. Read the warnings in the result: they flag
     /// a vague, transient or too-short text and near-duplicates.
     #[tool]
-    fn memory_remember(&self, Parameters(p): Parameters<RememberParams>) -> CallToolResult {
+    fn memory_remember(
+        &self,
+        Parameters(p): Parameters<RememberParams>,
+        meta: RequestMetaObject,
+    ) -> CallToolResult {
         if p.body.as_deref() == Some("-") {
             return answer::<remember::Report>(
                 "remember",
                 Err(Error::input("body `-` would read stdin").hint("pass the text itself as body")),
             );
         }
+        let relevance = match p.relevance.as_deref().map(str::parse).transpose() {
+            Ok(level) => level,
+            Err(why) => return answer::<remember::Report>("remember", Err(Error::input(why))),
+        };
+        let session = match session_of(p.session_id, &meta) {
+            Ok(session) => session,
+            Err(e) => return answer::<remember::Report>("remember", Err(e)),
+        };
         let args = remember::Args {
             path: p.path,
             body: p.body,
@@ -201,6 +236,8 @@ impl Server {
             supersedes: p.supersedes,
             allow_secret: false,
             new_category: p.new_category == Some(true),
+            relevance,
+            session,
             as_agent: true,
         };
         answer(
@@ -352,7 +389,7 @@ impl Server {
                 return answer::<list::Report>("list", Err(e));
             }
         };
-        let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, role: None };
+        let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() };
         let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
         answer(
             "list",

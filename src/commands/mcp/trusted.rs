@@ -75,7 +75,7 @@ pub(super) fn trusted_list(report: &mut list::Report, root: &Root, gate: &Gate) 
         }
         match gate.memory(root, &m.path) {
             Some(trusted) => {
-                *m = trusted;
+                m.memory = trusted;
                 true
             }
             None => {

@@ -5,7 +5,10 @@ Examples:
   mem remember rules/deploy-pnpm \"部署脚本用 pnpm 而不是 npm\" --load-when 部署 --pin
   mem remember decisions/orm \"We use Drizzle\" --kind decision --supersedes decisions/prisma
   git log -1 --format=%B | mem remember facts/last-release -
-  mem remember facts/node-version --summary \"Node 22 everywhere\"   (update one field)";
+  mem remember facts/node-version --summary \"Node 22 everywhere\"   (update one field)
+  mem remember decisions/orm --relevance high --session ses_7f3a9c
+
+--session (else $MEM_SESSION) adds the agent session to `source_sessions`.";
 
 /// Create or update a memory.
 #[derive(Debug, clap::Args)]
@@ -43,6 +46,14 @@ pub struct Args {
     /// Make the memory private to one agent role
     #[arg(long)]
     pub role: Option<String>,
+    /// How much it matters: high, medium (the default) or low; the level in
+    /// effect drops one step per 30 days without use
+    #[arg(long, value_name = "LEVEL", value_parser = crate::commands::filter::relevance_parser())]
+    pub relevance: Option<crate::model::usage::Relevance>,
+    /// The agent session this is written in, added to `source_sessions`
+    /// [env: MEM_SESSION]
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// The older memory this one replaces (it gets `superseded_by`)
     #[arg(long, value_name = "CATEGORY/SLUG")]
     pub supersedes: Option<String>,

@@ -52,12 +52,14 @@ pub(super) fn draft_create(
     rel: &RelPath,
     args: &Args,
     body: Option<String>,
+    session: Option<&str>,
 ) -> Result<Document> {
     let body = body.filter(|b| !b.trim().is_empty());
     if body.is_none() {
         let fields =
             [&args.title, &args.summary, &args.highlight, &args.kind, &args.role, &args.supersedes];
         let flags = fields.iter().any(|f| f.is_some())
+            || args.relevance.is_some()
             || !args.load_when.is_empty()
             || !args.tags.is_empty()
             || args.pin
@@ -81,6 +83,7 @@ pub(super) fn draft_create(
     doc.set("created", date_value(None, ctx.now_ms));
     doc.set("updated", date_value(None, ctx.now_ms));
     apply_lists(&mut doc, args);
+    apply_session(&mut doc, session);
     Ok(doc)
 }
 
@@ -91,6 +94,7 @@ pub(super) fn draft_update(
     args: &Args,
     body: Option<String>,
     file: &std::path::Path,
+    session: Option<&str>,
 ) -> Option<Document> {
     let mut doc = before.clone();
     if let Some(body) = body {
@@ -98,6 +102,7 @@ pub(super) fn draft_update(
     }
     apply_lines(&mut doc, args);
     apply_lists(&mut doc, args);
+    apply_session(&mut doc, session);
     if &doc == before {
         return None;
     }
@@ -134,6 +139,45 @@ pub(super) fn apply_lines(doc: &mut Document, args: &Args) {
             doc.set(key, v.trim());
         }
     }
+    if let Some(level) = args.relevance {
+        doc.set("relevance", level.name());
+    }
+}
+
+/// Add `session` to `source_sessions`, once, after the ids already there
+/// (a value that is not a list is left as it is: lint names it).
+pub(super) fn apply_session(doc: &mut Document, session: Option<&str>) {
+    let Some(id) = session else { return };
+    let mut ids = match doc.meta.get("source_sessions").filter(|v| !v.is_null()) {
+        None => Vec::new(),
+        Some(v) => match crate::model::memory::string_list(v) {
+            Some(ids) => ids,
+            None => return,
+        },
+    };
+    if !ids.iter().any(|s| s == id) {
+        ids.push(id.to_string());
+        doc.set("source_sessions", list(&ids));
+    }
+}
+
+/// The session a write is made in: `--session`, else `$MEM_SESSION`
+/// (empty: none); one that cannot name a session is refused.
+pub(super) fn session(args: &Args) -> Result<Option<String>> {
+    let (id, from) = match &args.session {
+        Some(id) => (id.trim().to_string(), "--session".to_string()),
+        None => match std::env::var("MEM_SESSION") {
+            Ok(id) if !id.trim().is_empty() => (id.trim().to_string(), "MEM_SESSION".to_string()),
+            _ => return Ok(None),
+        },
+    };
+    if crate::store::session::valid_id(&id) {
+        return Ok(Some(id));
+    }
+    let shown = crate::base::text::terminal_safe(&crate::model::memory::truncate(&id, 40), false)
+        .into_owned();
+    Err(Error::input(format!("{from} `{shown}` is not a session id"))
+        .hint(format!("a session id is {}", crate::store::session::ID_RULE)))
 }
 
 /// Set the list and link keys the flags name (these come after the dates).

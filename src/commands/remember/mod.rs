@@ -9,7 +9,7 @@ mod checks;
 mod draft;
 
 pub use args::Args;
-use draft::{draft_create, draft_update, previous_updated, read_body, read_existing};
+use draft::{draft_create, draft_update, previous_updated, read_body, read_existing, session};
 
 use checks::{
     after_write, manifest, near_duplicates, refuse_secrets, refuse_unreadable, resident_warning,
@@ -76,6 +76,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let may_name =
         |m: &Memory| !args.as_agent || crate::commands::filter::visible_to(m, ctx.role.as_ref());
     let rel = RelPath::parse(&args.path)?;
+    let session = session(args)?;
     let root = ctx.write_root()?;
     let file = rel.under(&root.dir);
     let body = read_body(args.body.as_deref())?;
@@ -99,8 +100,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     let given_text = body.is_some() || args.summary.is_some();
     let draft = match &previous {
-        Some((_, doc)) => draft_update(ctx, doc, args, body, &file),
-        None => Some(draft_create(ctx, &rel, args, body)?),
+        Some((_, doc)) => draft_update(ctx, doc, args, body, &file, session.as_deref()),
+        None => Some(draft_create(ctx, &rel, args, body, session.as_deref())?),
     };
     let mut notes = Vec::new();
     if previous.is_none() {

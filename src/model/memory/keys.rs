@@ -14,6 +14,7 @@ use super::{
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::model::usage::Relevance;
 
 /// The shape a key's value must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum Shape {
     List,
     /// True or false.
     Flag,
+    /// A relevance level: high, medium or low.
+    Level,
 }
 
 impl Shape {
@@ -36,6 +39,7 @@ impl Shape {
             Shape::Date => "epoch milliseconds or an ISO 8601 date",
             Shape::List => "a list of text, or one line split on commas",
             Shape::Flag => "true or false",
+            Shape::Level => Relevance::VALID,
         }
     }
 
@@ -46,6 +50,7 @@ impl Shape {
             Shape::Date => date_ms(v).map(Field::Date),
             Shape::List => string_list(v).map(Field::List),
             Shape::Flag => flag(v).map(Field::Flag),
+            Shape::Level => scalar(v).and_then(|s| s.parse().ok()).map(Field::Level),
         }
     }
 }
@@ -65,7 +70,7 @@ const fn key(name: &'static str, shape: Shape) -> Key {
 }
 
 /// The frontmatter keys, in the order a memory's problems are reported.
-pub const KEYS: [Key; 14] = [
+pub const KEYS: [Key; 16] = [
     key("title", Shape::Text),
     key("kind", Shape::Text),
     key("summary", Shape::Text),
@@ -79,6 +84,8 @@ pub const KEYS: [Key; 14] = [
     key("tags", Shape::List),
     key("paths", Shape::List),
     key("pinned", Shape::Flag),
+    key("relevance", Shape::Level),
+    key("source_sessions", Shape::List),
     Key { name: "id", shape: Shape::Text, kept: false },
 ];
 
@@ -89,6 +96,7 @@ pub enum Field {
     Date(i64),
     List(Vec<String>),
     Flag(bool),
+    Level(Relevance),
 }
 
 /// A key's value in a memory, borrowed.
@@ -98,6 +106,7 @@ pub enum FieldRef<'a> {
     Date(i64),
     List(&'a [String]),
     Flag(bool),
+    Level(Relevance),
 }
 
 impl Memory {
@@ -115,6 +124,8 @@ impl Memory {
             updated: 0,
             load_when: Vec::new(),
             pinned: false,
+            relevance: Relevance::Medium,
+            source_sessions: Vec::new(),
             tags: Vec::new(),
             role: None,
             paths: Vec::new(),
@@ -141,6 +152,8 @@ impl Memory {
             "tags" => FieldRef::List(&self.tags),
             "paths" => FieldRef::List(&self.paths),
             "pinned" => FieldRef::Flag(self.pinned),
+            "relevance" => FieldRef::Level(self.relevance),
+            "source_sessions" => FieldRef::List(&self.source_sessions),
             _ => return None,
         })
     }
@@ -163,6 +176,8 @@ impl Memory {
             ("tags", Field::List(v)) => self.tags = v,
             ("paths", Field::List(v)) => self.paths = v,
             ("pinned", Field::Flag(v)) => self.pinned = v,
+            ("relevance", Field::Level(v)) => self.relevance = v,
+            ("source_sessions", Field::List(v)) => self.source_sessions = v,
             _ => return false,
         }
         true

@@ -38,6 +38,11 @@ pub struct Memory {
     pub updated: i64,
     pub load_when: Vec<String>,
     pub pinned: bool,
+    /// How much it matters, as `relevance:` declares it (see
+    /// [`crate::model::usage`] for the level in effect as time passes).
+    pub relevance: crate::model::usage::Relevance,
+    /// The agent sessions it was written or updated in.
+    pub source_sessions: Vec<String>,
     pub tags: Vec<String>,
     pub role: Option<String>,
     /// Globs of project paths this memory applies to (`mem context --file`).
