@@ -295,6 +295,11 @@ fn bounded_memory(n: u32, v: u32) -> Memory {
     if (n + v).is_multiple_of(17) {
         text.push_str("pinned: true\n");
     }
+    match (n + v) % 11 {
+        0 => text.push_str("relevance: high\n"),
+        1 => text.push_str("relevance: low\n"),
+        _ => {}
+    }
     text.push_str(&format!("load_when:\n  - \"topic {}\"\n", n % 97));
     if n.is_multiple_of(3) {
         text.push_str(&format!("  - \"step {n} of the release train\"\n"));

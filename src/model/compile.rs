@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::base::time::Lang;
 use crate::model::bound::fit::{Table, Words, fit};
-use crate::model::bound::rows::{Row, Totals, Trigger};
+use crate::model::bound::rows::{Mark, Row, Totals, Trigger};
 use crate::model::memory::Memory;
 use crate::model::regions;
 use crate::model::table::cell;
@@ -21,6 +21,7 @@ const STRINGS_ZH: &str = include_str!("../../templates/strings.zh");
 /// The words generated text is written in, from `templates/strings.<lang>`.
 pub struct Strings {
     map: BTreeMap<&'static str, &'static str>,
+    zh: bool,
 }
 
 impl Strings {
@@ -36,7 +37,7 @@ impl Strings {
             .filter_map(|l| l.split_once(" = "))
             .map(|(k, v)| (k.trim(), v.trim()))
             .collect();
-        Strings { map }
+        Strings { map, zh: lang == Lang::Zh }
     }
 
     fn get(&self, key: &str) -> &'static str {
@@ -291,7 +292,6 @@ fn registry(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Table {
 
 /// One row per `load_when` trigger of a memory that is not superseded.
 fn routing(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Table {
-    let pinned = format!(" {}", s.get("routing.pinned"));
     let rows = cats.values().flatten().filter(|m| !m.is_superseded()).flat_map(|m| {
         let file = m.file();
         let rows: Vec<Row> = m
@@ -303,7 +303,7 @@ fn routing(s: &Strings, cats: &BTreeMap<&str, Vec<&Memory>>) -> Table {
                     file: &file,
                     kind: &m.kind,
                     updated_ms: m.updated,
-                    pinned: m.pinned.then_some(pinned.as_str()),
+                    mark: Mark::of(m.pinned, m.is_rule(), m.relevance).map(|k| k.word(s.zh)),
                 };
                 Row::routing(&trigger.keyed())
             })

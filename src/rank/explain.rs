@@ -77,10 +77,14 @@ impl fmt::Display for Explanation {
                 u.score, u.words, u.meaning
             )?;
             let moved = match u.words_rank {
-                _ if u.exact => "an exact hit (a trigger, or every word of a short query) comes first",
+                _ if u.exact => {
+                    "an exact hit (a trigger, or every word of a short query) comes first"
+                }
                 None => "no word matched: placed by its meaning alone",
                 Some(w) if w > u.rank => "moved up by its meaning",
-                Some(w) if w < u.rank => "moved down: passed by memories nearer in meaning or exact hits",
+                Some(w) if w < u.rank => {
+                    "moved down: passed by memories nearer in meaning or exact hits"
+                }
                 Some(_) => "where the words put it",
             };
             let words = u.words_rank.map_or("-".to_string(), |w| format!("#{w}"));

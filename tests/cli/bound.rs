@@ -19,8 +19,8 @@ fn age(i: usize) -> i64 {
 }
 
 /// Memory `i` of a generated tree, as a file: in category `i % 6`
-/// (`rules` for 3), every 997th pinned, `age(i)` days old, with a trigger
-/// `topic {i}` when `trigger`.
+/// (`rules` for 3), every 997th pinned, one in 990 of high relevance and
+/// one of low, `age(i)` days old, with a trigger `topic {i}` when `trigger`.
 fn write_memory(env: &Env, i: usize, trigger: bool) {
     let category = CATEGORIES[i % CATEGORIES.len()];
     let updated = NOW - age(i) * DAY;
@@ -30,6 +30,11 @@ fn write_memory(env: &Env, i: usize, trigger: bool) {
     }
     if i.is_multiple_of(997) {
         text.push_str("pinned: true\n");
+    }
+    match i % 990 {
+        132 => text.push_str("relevance: high\n"),
+        66 => text.push_str("relevance: low\n"),
+        _ => {}
     }
     text.push_str(&format!("---\n# Note {i}\n\nWhat note {i} says.\n"));
     env.write(&format!("{category}/note-{i}.md"), &text);
@@ -61,13 +66,19 @@ fn a_ten_thousand_memory_tree_keeps_root_md_within_its_bound() {
     assert!(last.starts_with(&format!("_…and {} more triggers.", 300 - shown)), "{last}");
     assert!(last.contains("`index.md`") && last.contains("`mem list`"), "{last}");
     assert!(rows[0].ends_with("| updated |"), "{}", rows[0]);
-    // Pinned first, then rules, then the newest: the pinned memory's
-    // trigger is shown, every rule's, the newest notes', not the oldest's.
+    // Pinned first, then rules, then high relevance, then the newest, low
+    // relevance last: the pinned memory's trigger is shown, every rule's,
+    // every high one's, the newest notes', not the oldest's nor a low one's.
     assert!(root.contains("| topic 0 | [facts/note-0.md](facts/note-0.md) | fact | "), "{root}");
     let triggers: Vec<usize> = (0..10_000).filter(|i| triggered(*i)).collect();
     let shows = |i: &usize| root.contains(&format!("| topic {i} |"));
-    assert!(triggers.iter().filter(|i| *i % 6 == 3).all(shows), "{root}");
-    let notes = || triggers.iter().filter(|i| *i % 6 != 3 && **i != 0);
+    let (rule, high, low) =
+        (|i: &usize| i % 6 == 3, |i: &usize| i % 990 == 132, |i: &usize| i % 990 == 66);
+    assert!(triggers.iter().filter(|i| rule(i)).all(shows), "{root}");
+    assert!(triggers.iter().filter(|i| high(i) && !rule(i)).all(shows), "{root}");
+    assert!(root.contains(" (high) |"), "{root}");
+    assert!(!triggers.iter().filter(|i| low(i) && !rule(i)).any(shows), "{root}");
+    let notes = || triggers.iter().filter(|i| !rule(i) && !high(i) && !low(i) && **i != 0);
     let newest = notes().map(|i| age(*i)).min().unwrap();
     let oldest = notes().map(|i| age(*i)).max().unwrap();
     assert!(notes().filter(|i| age(**i) == newest).all(shows), "{root}");

@@ -207,7 +207,7 @@ mod tests {
                     file: &file,
                     kind: "fact",
                     updated_ms: i as i64 * 86_400_000,
-                    pinned: None,
+                    mark: None,
                 };
                 Row::routing(&t.keyed()).unwrap()
             })

@@ -300,7 +300,7 @@ mod tests {
                     file: &file,
                     kind: "fact",
                     updated_ms: i * 86_400_000,
-                    pinned: None,
+                    mark: None,
                 };
                 Row::routing(&t.keyed()).unwrap()
             })

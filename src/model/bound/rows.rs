@@ -6,11 +6,13 @@
 //!
 //! The order is read from the row itself, so that the merge driver, which
 //! sees nothing but three versions of ROOT.md, orders rows exactly as the
-//! compiler did: pinned memories first, then rules, then the day the memory
-//! was last changed (newest first), then the path and the trigger. Hit
-//! counts are left out on purpose: they live in `.state.json`, which each
-//! clone keeps for itself, so an order built on them would differ between
-//! clones and no commit could be checked against it.
+//! compiler did: pinned memories first, then rules, then memories whose
+//! `relevance:` is high, then the rest (low last), each by the day the
+//! memory was last changed (newest first), then the path and the trigger.
+//! Use is left out on purpose: hit counts, and the relevance they lower
+//! over time, live in `.state.json`, which each clone keeps for itself, so
+//! an order built on them would differ between clones and no commit could
+//! be checked against it. The relevance a memory declares is in its file.
 
 use std::cmp::Reverse;
 
@@ -30,7 +32,8 @@ const KIND_MAX: usize = 40;
 /// Where a row goes in the order a bounded table keeps rows in.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Key {
-    /// 0 pinned, 1 rule, 2 anything else (the registry: always 0).
+    /// 0 pinned, 1 rule, 2 high, 3 medium, 4 low relevance (the registry:
+    /// always 0).
     group: u8,
     newest: Reverse<i64>,
     path: String,
@@ -66,15 +69,18 @@ impl Row {
         let [trigger, file, kind, when] = c.as_slice() else { return None };
         let date: String = when.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
         let day = parse_day(&date)?;
-        let pinned = date.len() < when.len();
+        let mark = match when[date.len()..].trim() {
+            "" => None,
+            word => Some(MARKS.iter().find(|(_, en, zh)| word == *en || word == *zh)?.0),
+        };
         let file = link_text(file).to_string();
         let rule = kind.eq_ignore_ascii_case("rule") || file.starts_with("rules/");
-        let group = if pinned {
-            0
-        } else if rule {
-            1
-        } else {
-            2
+        let group = match (mark, rule) {
+            (Some(Mark::Pinned), _) => 0,
+            (_, true) => 1,
+            (Some(Mark::High), _) => 2,
+            (None, _) => 3,
+            (Some(Mark::Low), _) => 4,
         };
         // The whole table's row is the bounded one without its last cell.
         let plain = keyed.trim_end().strip_suffix('|')?.rsplit_once('|')?.0.to_string() + "|";
@@ -99,14 +105,50 @@ impl Row {
     }
 }
 
+/// What a routing row's day is marked with: what puts it before (or
+/// after) the rows of its day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Pinned,
+    High,
+    Low,
+}
+
+/// Each mark as it is written, in English and in Chinese.
+const MARKS: [(Mark, &str, &str); 3] = [
+    (Mark::Pinned, "(pinned)", "（置顶）"),
+    (Mark::High, "(high)", "（高）"),
+    (Mark::Low, "(low)", "（低）"),
+];
+
+impl Mark {
+    /// The mark of a memory: pinned, or (but for a rule, which comes first
+    /// whatever it declares) the relevance it declares when not medium.
+    pub fn of(pinned: bool, rule: bool, relevance: crate::model::usage::Relevance) -> Option<Mark> {
+        use crate::model::usage::Relevance;
+        match (pinned, rule, relevance) {
+            (true, _, _) => Some(Mark::Pinned),
+            (_, true, _) | (_, _, Relevance::Medium) => None,
+            (_, _, Relevance::High) => Some(Mark::High),
+            (_, _, Relevance::Low) => Some(Mark::Low),
+        }
+    }
+
+    /// The mark as written in English or in Chinese.
+    pub fn word(self, zh: bool) -> &'static str {
+        let (_, en, cn) = MARKS.iter().find(|(m, _, _)| *m == self).expect("every mark is listed");
+        if zh { cn } else { en }
+    }
+}
+
 /// One routing row as the compiler writes it, before it is read back as a
-/// [`Row`]. `pinned` is the word a pinned memory's day is marked with.
+/// [`Row`]. `mark` is the word its day is marked with.
 pub struct Trigger<'a> {
     pub trigger: &'a str,
     pub file: &'a str,
     pub kind: &'a str,
     pub updated_ms: i64,
-    pub pinned: Option<&'a str>,
+    pub mark: Option<&'a str>,
 }
 
 impl Trigger<'_> {
@@ -116,7 +158,10 @@ impl Trigger<'_> {
         let trigger = clipped(cell(self.trigger), TRIGGER_MAX);
         let kind = clipped(cell(self.kind), KIND_MAX);
         let f = self.file;
-        let day = iso_day(self.updated_ms) + self.pinned.unwrap_or("");
+        let day = match self.mark {
+            Some(mark) => format!("{} {mark}", iso_day(self.updated_ms)),
+            None => iso_day(self.updated_ms),
+        };
         format!("| {trigger} | [{f}]({f}) | {kind} | {day} |")
     }
 }
@@ -190,13 +235,12 @@ mod tests {
     use super::*;
 
     fn trigger(t: &str, file: &str, kind: &str, ms: i64, pinned: bool) -> Row {
-        let row = Trigger {
-            trigger: t,
-            file,
-            kind,
-            updated_ms: ms,
-            pinned: pinned.then_some(" (pinned)"),
-        };
+        marked(t, file, kind, ms, pinned.then_some(Mark::Pinned))
+    }
+
+    fn marked(t: &str, file: &str, kind: &str, ms: i64, mark: Option<Mark>) -> Row {
+        let word = mark.map(|m| m.word(false));
+        let row = Trigger { trigger: t, file, kind, updated_ms: ms, mark: word };
         Row::routing(&row.keyed()).expect("a keyed row reads back")
     }
 
@@ -210,6 +254,8 @@ mod tests {
             trigger("z", "rules/r.md", "fact", 0, false),
             trigger("y", "facts/pinned.md", "fact", 0, true),
             trigger("x", "facts/k.md", "Rule", 0, false),
+            marked("h", "facts/high.md", "fact", 0, Some(Mark::High)),
+            marked("l", "facts/low.md", "fact", 9 * day + 9, Some(Mark::Low)),
         ];
         rows.sort_by(|a, b| a.key.cmp(&b.key));
         let files: Vec<&str> = rows.iter().map(|r| r.id[1].as_str()).collect();
@@ -219,9 +265,11 @@ mod tests {
                 "facts/pinned.md",
                 "facts/k.md",
                 "rules/r.md",
+                "facts/high.md",
                 "facts/new.md",
                 "facts/same-day.md",
-                "facts/old.md"
+                "facts/old.md",
+                "facts/low.md"
             ]
         );
     }
