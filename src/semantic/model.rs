@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device};
-use candle_nn::VarBuilder;
-use tokenizers::{Tokenizer, TruncationParams};
-
 use super::bert::{Config, Encoder};
+use super::pieces::Pieces;
+use super::prepared::{self, Prepared};
+use super::tokenizer::{self, Tokenizer};
+use super::weights::Weights;
 use crate::base::codec::{checksum, mix};
 use crate::base::error::{Error, Result};
 
@@ -62,42 +62,87 @@ fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>> {
 
 fn broken(dir: &Path, what: impl std::fmt::Display) -> Error {
     Error::input(format!("the model in {} cannot be used: {what}", dir.display()))
-        .hint("import it again with `mem model import PATH`")
+        .hint("install it again: `mem model pull`, or `mem model import PATH` offline")
 }
 
 /// The prompts of a model: from `config_sentence_transformers.json` when it
 /// names them, else `query: ` / `passage: ` for an e5 model, else none.
 pub fn prompts(dir: &Path, config: &serde_json::Value) -> Prompts {
-    let sentence: Option<serde_json::Value> =
-        read(dir, SENTENCE, 1 << 20).ok().and_then(|b| serde_json::from_slice(&b).ok());
-    if let Some(p) = sentence.as_ref().and_then(|s| s.get("prompts")).filter(|p| p.is_object()) {
-        let get = |keys: &[&str]| {
-            keys.iter().find_map(|k| p.get(*k).and_then(|v| v.as_str())).unwrap_or("").to_string()
-        };
-        return Prompts { query: get(&["query"]), passage: get(&["passage", "document"]) };
+    prompts_known_as(dir, config, "")
+}
+
+/// [`prompts`], where `also` is another name the model is known by (the
+/// Hub repo it came from): an e5 model is told by its config's name, its
+/// folder's, or this one.
+pub fn prompts_known_as(dir: &Path, config: &serde_json::Value, also: &str) -> Prompts {
+    if let Some(named) = named_prompts(dir) {
+        return named;
     }
     let name = config.get("_name_or_path").and_then(|v| v.as_str()).unwrap_or("");
     let folder = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if [name, folder].iter().any(|n| n.to_lowercase().contains("e5")) {
+    if [name, folder, also].iter().any(|n| n.to_lowercase().contains("e5")) {
         return Prompts { query: "query: ".into(), passage: "passage: ".into() };
     }
     Prompts::default()
 }
 
-fn tokenizer_of(dir: &Path, bytes: &[u8], config: &Config) -> Result<Tokenizer> {
-    let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| broken(dir, e))?;
-    tokenizer
-        .with_truncation(Some(TruncationParams {
-            max_length: config.max_tokens(),
-            ..TruncationParams::default()
-        }))
-        .map_err(|e| broken(dir, e))?;
-    tokenizer.with_padding(None);
-    Ok(tokenizer)
+/// The prompts `config_sentence_transformers.json` names, if it names a
+/// query or passage prompt (sentence-transformers also writes the file
+/// with no prompts, or an empty `prompts`, which says nothing).
+pub fn named_prompts(dir: &Path) -> Option<Prompts> {
+    let sentence: serde_json::Value =
+        read(dir, SENTENCE, 1 << 20).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
+    let p = sentence.get("prompts")?.as_object()?;
+    let get = |keys: &[&str]| keys.iter().find_map(|k| p.get(*k).and_then(|v| v.as_str()));
+    let (query, passage) = (get(&["query"]), get(&["passage", "document"]));
+    if query.is_none() && passage.is_none() {
+        return None;
+    }
+    let own = |s: Option<&str>| s.unwrap_or("").to_string();
+    Some(Prompts { query: own(query), passage: own(passage) })
+}
+
+fn encoder_of(dir: &Path, config: &Config) -> Result<Encoder> {
+    let weights = Weights::open(&dir.join("model.safetensors")).map_err(|e| broken(dir, e))?;
+    Encoder::load(weights, config).map_err(|e| broken(dir, e))
+}
+
+/// A model loaded from its files: its tokenizer, its encoder, the checksum
+/// of each file, and the vocabulary to prepare, when it has one that the
+/// prepared tokenizer splits as the crate's does.
+type FromFiles = (Tokenizer, Encoder, [u64; 3], Option<(String, Pieces)>);
+
+fn from_files(dir: &Path, config: &Config, config_bytes: &[u8]) -> Result<FromFiles> {
+    let max = config.max_tokens();
+    let tokenizer_bytes = read(dir, "tokenizer.json", 256 << 20)?;
+    // Building the crate's tokenizer (its vocabulary trie) takes as long
+    // as the rest together: on its own thread, beside the weights.
+    let (tokenizer, weights) = std::thread::scope(|s| {
+        let tokenizer = s.spawn(|| {
+            let full = Tokenizer::full(&tokenizer_bytes, max).map_err(|e| broken(dir, e))?;
+            let vocabulary =
+                tokenizer::split(&tokenizer_bytes).ok().flatten().filter(|(rest, pieces)| {
+                    Tokenizer::prepared(rest, pieces.clone(), max)
+                        .is_ok_and(|p| p.agrees(&full, tokenizer::AGREE))
+                });
+            Ok((full, checksum(&tokenizer_bytes), vocabulary))
+        });
+        let weights = read(dir, "model.safetensors", 8 << 30).and_then(|weights| {
+            let sum = checksum(&weights);
+            drop(weights);
+            Ok((encoder_of(dir, config)?, sum))
+        });
+        let tokenizer = tokenizer.join();
+        (tokenizer.unwrap_or_else(|_| Err(broken(dir, "its tokenizer failed"))), weights)
+    });
+    let ((tokenizer, tokenizer_sum, vocabulary), (encoder, weights_sum)) = (tokenizer?, weights?);
+    Ok((tokenizer, encoder, [checksum(config_bytes), tokenizer_sum, weights_sum], vocabulary))
 }
 
 impl Model {
-    /// Load the model in `dir`, checking every file on the way.
+    /// Load the model in `dir`: from its prepared form when that stands for
+    /// the files there, else from the files, checked on the way (a probe
+    /// embeds a text), and then prepared for the next start.
     pub fn load(dir: &Path) -> Result<Model> {
         let config_bytes = read(dir, "config.json", 1 << 20)?;
         let config_value: serde_json::Value =
@@ -105,29 +150,31 @@ impl Model {
         let config: Config = serde_json::from_value(config_value.clone())
             .map_err(|e| broken(dir, format!("config.json: {e}")))?;
         config.check().map_err(|e| broken(dir, e))?;
-        let tokenizer_bytes = read(dir, "tokenizer.json", 256 << 20)?;
         let prompts = prompts(dir, &config_value);
-        // Building the tokenizer (its vocabulary trie) takes as long as the
-        // rest together: on its own thread, beside reading the weights.
-        let (tokenizer, weights) = std::thread::scope(|s| {
-            let tokenizer = s.spawn(|| tokenizer_of(dir, &tokenizer_bytes, &config));
-            let weights = read(dir, "model.safetensors", 8 << 30).and_then(|weights| {
-                let sum = checksum(&weights);
-                let bytes = weights.len() as u64;
-                let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-                    .map_err(|e| broken(dir, e))?;
-                let encoder = Encoder::load(vb, &config).map_err(|e| broken(dir, e))?;
-                Ok((encoder, sum, bytes))
-            });
-            let tokenizer = tokenizer.join();
-            (tokenizer.unwrap_or_else(|_| Err(broken(dir, "its tokenizer failed"))), weights)
-        });
-        let (tokenizer, (encoder, weights_sum, weights_len)) = (tokenizer?, weights?);
-        let mut id = checksum(&config_bytes);
-        id = mix(id, checksum(&tokenizer_bytes));
-        id = mix(id, weights_sum);
+        let stamps = prepared::stamps(dir).ok();
+        let fresh = stamps.as_ref().and_then(|s| Prepared::read(dir, s));
+        let checked = fresh.is_some();
+        let (tokenizer, encoder, sums, vocabulary) = match fresh {
+            // Prepared from these very files, which passed the probe then.
+            Some(p) => {
+                let tokenizer = match p.tokenizer {
+                    Some((rest, pieces)) => Tokenizer::prepared(&rest, pieces, config.max_tokens())
+                        .map_err(|e| broken(dir, e))?,
+                    None => Tokenizer::full(
+                        &read(dir, "tokenizer.json", 256 << 20)?,
+                        config.max_tokens(),
+                    )
+                    .map_err(|e| broken(dir, e))?,
+                };
+                (tokenizer, encoder_of(dir, &config)?, p.sums, None)
+            }
+            None => from_files(dir, &config, &config_bytes)?,
+        };
+        let mut id = sums[0];
+        id = mix(id, sums[1]);
+        id = mix(id, sums[2]);
         id = mix(id, checksum(format!("{}\u{0}{}", prompts.query, prompts.passage).as_bytes()));
-        let bytes = config_bytes.len() as u64 + tokenizer_bytes.len() as u64 + weights_len;
+        let bytes = stamps.map_or(0, |s| s.iter().map(|s| s.len).sum());
         let name = config_value.get("_name_or_path").and_then(|n| n.as_str()).unwrap_or("");
         let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
         let name = if name.is_empty() { dir.display().to_string() } else { name };
@@ -140,11 +187,19 @@ impl Model {
             encoder,
             prompts,
         };
+        if checked {
+            return Ok(model);
+        }
         // A model that loads but cannot embed (a broken normalizer, sizes
         // that do not fit together) is refused here, not at every recall.
         let probe = model.query("probe: 检查 the model")?;
         if probe.is_empty() {
             return Err(broken(dir, "it gives empty vectors"));
+        }
+        // Prepared for the next start; a folder mem cannot write to is
+        // loaded from its files every time.
+        if let Some(stamps) = stamps {
+            let _ = Prepared { stamps, sums, tokenizer: vocabulary }.write(dir);
         }
         Ok(model)
     }
@@ -188,8 +243,7 @@ impl Model {
         let fail = |e: &dyn std::fmt::Display| broken(&self.dir, e);
         let mut ids: Vec<(usize, Vec<u32>)> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
-            let enc = self.tokenizer.encode(t.as_str(), true).map_err(|e| fail(&e))?;
-            ids.push((i, enc.get_ids().to_vec()));
+            ids.push((i, self.tokenizer.ids(t).map_err(|e| fail(&e))?));
         }
         // Texts of like length share a batch, so little is padding.
         ids.sort_by_key(|(_, seq)| seq.len());
@@ -205,5 +259,30 @@ impl Model {
             done(finished);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_are_named_by_the_file_else_told_by_an_e5_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = serde_json::json!({});
+        let e5 = Prompts { query: "query: ".into(), passage: "passage: ".into() };
+        // The folder (a snapshot named by its commit) says nothing; the
+        // repo's name does.
+        assert_eq!(prompts(dir.path(), &plain), Prompts::default());
+        assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/multilingual-e5-small"), e5);
+        // A file that names no prompts (or an empty map) says nothing either.
+        for said_nothing in [r#"{"__version__": {}}"#, r#"{"prompts": {}}"#] {
+            std::fs::write(dir.path().join(SENTENCE), said_nothing).unwrap();
+            assert_eq!(named_prompts(dir.path()), None);
+            assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/e5-base"), e5);
+        }
+        std::fs::write(dir.path().join(SENTENCE), r#"{"prompts": {"query": "q: "}}"#).unwrap();
+        let own = Prompts { query: "q: ".into(), passage: String::new() };
+        assert_eq!(prompts_known_as(dir.path(), &plain, "intfloat/e5-base"), own);
     }
 }

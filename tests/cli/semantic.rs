@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::env::Env;
 
-fn var(name: &str) -> PathBuf {
+pub(crate) fn var(name: &str) -> PathBuf {
     let path = std::env::var_os(name).map(PathBuf::from).unwrap_or_else(|| {
         panic!(
             "{name} is not set: the semantic tests need the model; \
@@ -19,14 +19,14 @@ fn var(name: &str) -> PathBuf {
     path
 }
 
-fn model() -> PathBuf {
+pub(crate) fn model() -> PathBuf {
     var("MEM_TEST_MODEL")
 }
 
 /// Memories where a paraphrase and the words disagree: the one about pods
 /// killed for memory shares no word with "worker keeps dying from running
 /// out of ram"; the rota shares two.
-fn env_with_memories() -> Env {
+pub(crate) fn env_with_memories() -> Env {
     let env = Env::with_project();
     let memory = |title: &str, summary: &str, body: &str, extra: &str| {
         format!(
@@ -331,45 +331,6 @@ fn semantic_mcp_loads_the_model_once() {
     assert_eq!(first(2), "facts/worker-queue.md", "the best lexical match keeps its place");
     assert_eq!(first(3), "pitfalls/oom-killed-pods.md", "found by meaning alone");
     assert_eq!(first(4), "preferences/package-manager.md");
-}
-
-#[test]
-fn semantic_the_documented_block_runs_as_written() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/semantic.md")).unwrap();
-    let block = readme
-        .split("```sh semantic\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a ```sh semantic block in docs/semantic.md");
-    let env = Env::with_fixture("demo");
-    let wheel = var("MEM_TEST_WHEEL");
-    let wheels = format!("{}/", wheel.parent().unwrap().display());
-    let path = crate::env::path_with_mem();
-    let mut ran = 0;
-    for line in block.lines().filter(|l| l.contains("mem ") && !l.starts_with("cargo ")) {
-        let line = line.replace("/tmp/wheel/", &wheels);
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&line)
-            .current_dir(env.work())
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", env.tmp.path().join("home"))
-            .env("MEM_GLOBAL_DIR", env.global())
-            .output()
-            .unwrap();
-        let (stdout, stderr) =
-            (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "README line failed: {line}\n{stdout}{stderr}");
-        if line.contains("model status") {
-            // The import made the vectors of the demo's 30 memories.
-            assert!(stdout.contains("semantic tier: on"), "{stdout}");
-            assert!(stdout.contains("30 of 30 memories have vectors"), "{stdout}");
-        }
-        ran += 1;
-    }
-    assert!(ran >= 4, "{ran} lines");
 }
 
 #[test]
