@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Each set is ranked in a copy of its memory (in `$MEM_EVAL_WORK/<set>`, kept
-//! and reused, when set): in-process through the index the CLI uses; with
+//! and reused, when set): in-process through the library's recall
+//! (`mem::ops::recall`, what the CLI runs), hits not counted; with
 //! `--cli BIN`, `BIN recall --json -n 10 --no-track -- <query>` per query, as a
 //! user would; with `--mcp BIN`, one `BIN mcp` per set asked `memory_recall`
 //! (limit 10, hits not counted) per query, a model (`$MEM_MODEL`) loaded once.
@@ -32,8 +33,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mem::index::index_all;
-use mem::model::roots::{Root, Scope};
-use mem::rank::score::{Memories, Params, Recency, Request, rank};
+use mem::model::roots::{Root, Roots, Scope};
+use mem::ops::filter::Filter;
+use mem::ops::recall;
+use mem::rank::score::{Memories, Params, Recency};
+#[cfg(feature = "semantic")]
+use mem::rank::score::{Request, rank};
+use mem::settings::{Context, ModelSetting, Selection};
 
 #[path = "common/metrics.rs"]
 mod metrics;
@@ -155,23 +161,22 @@ impl Work {
 }
 
 /// The semantic tier's settings for the library mode.
-#[cfg(feature = "semantic")]
 struct Semantic {
-    model: mem::semantic::model::Model,
+    dir: PathBuf,
     fuse: mem::rank::fuse::FuseParams,
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     dump: Option<std::cell::RefCell<std::fs::File>>,
 }
-#[cfg(not(feature = "semantic"))]
-struct Semantic;
 
-#[cfg(feature = "semantic")]
 fn semantic(
     model: &Option<PathBuf>,
     params: &[String],
     dump: &Option<PathBuf>,
 ) -> Option<Semantic> {
-    let dir = model.as_ref()?;
-    let model = mem::semantic::model::Model::load(dir).unwrap_or_else(|e| panic!("{e}"));
+    let dir = model.clone()?;
+    if !cfg!(feature = "semantic") {
+        panic!("--model needs the semantic feature: --features semantic");
+    }
     let mut fuse = mem::rank::fuse::FuseParams::default();
     for o in params {
         let (name, value) = o.split_once('=').expect("name=value");
@@ -188,30 +193,52 @@ fn semantic(
         let file = std::fs::OpenOptions::new().create(true).append(true).open(p);
         std::cell::RefCell::new(file.unwrap_or_else(|e| panic!("{}: {e}", p.display())))
     });
-    Some(Semantic { model, fuse, dump })
+    Some(Semantic { dir, fuse, dump })
 }
 
-#[cfg(not(feature = "semantic"))]
-fn semantic(model: &Option<PathBuf>, _: &[String], _: &Option<PathBuf>) -> Option<Semantic> {
-    assert!(model.is_none(), "--model needs the semantic feature: --features semantic");
-    None
+/// What the library's recall runs in: the set's copy as the only root.
+fn context(work: &Path, model: Option<&Path>) -> Context {
+    let now_ms = std::env::var("MEM_NOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
+    let root = |scope, dir| Root { scope, dir };
+    Context {
+        roots: Roots {
+            // Never created, so never read.
+            global: root(Scope::Global, work.join("no-global-root")),
+            project: Some(root(Scope::Project, work.join(".memory"))),
+            project_named: false,
+            notes: Vec::new(),
+        },
+        selection: Selection::ProjectOnly,
+        now_ms,
+        json: true,
+        color: false,
+        quiet: true,
+        cwd: work.to_path_buf(),
+        lang: mem::base::time::Lang::En,
+        role: None,
+        trust_all: true,
+        command: "recall",
+        model: model.map_or(ModelSetting::Off, |dir| ModelSetting::Named(dir.to_path_buf())),
+    }
 }
 
+/// Ranks through the library's recall (`mem::ops::recall`), as the CLI
+/// does; hits are not counted.
 fn library_ranker(
     work: &Path,
     scoped: bool,
     params: Params,
     semantic: Option<Semantic>,
 ) -> Ranker<'static> {
-    let root = Root { scope: Scope::Project, dir: work.join(".memory") };
+    let ctx = context(work, semantic.as_ref().map(|s| s.dir.as_path()));
+    let root = ctx.roots.project.clone().expect("the set's root");
     let lib = index_all(&[&root]);
     for p in &lib.problems {
         eprintln!("warning: {p}");
     }
-    let now_ms = std::env::var("MEM_NOW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| mem::base::time::epoch_ms(std::time::SystemTime::now()));
     // `MEM_EVAL_NOW=scope-end`: each query asked a day after the last
     // update of its scope (a LoCoMo conversation), as at the end of it.
     let scope_end = std::env::var("MEM_EVAL_NOW").is_ok_and(|v| v == "scope-end");
@@ -220,76 +247,98 @@ fn library_ranker(
         let end = ends.entry(m.path.category.clone()).or_insert(i64::MIN);
         *end = (*end).max(m.updated);
     }
-    #[cfg(feature = "semantic")]
-    let known = semantic.as_ref().map(|s| {
-        let mut known = mem::semantic::Known::load(&[&root], &s.model.id);
-        let all: Vec<&mem::model::memory::Memory> =
-            (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)).collect();
-        let missing: Vec<&mem::model::memory::Memory> =
-            all.iter().copied().filter(|m| known.get(m).is_none()).collect();
-        known.fill(&s.model, &missing, usize::MAX);
-        known.save(&all).unwrap_or_else(|e| panic!("{e}"));
-        known
+    let tier = semantic.as_ref().map(|_| {
+        let kept = mem::ops::tier::Kept::default();
+        let (loaded, note) = kept.get(&ctx);
+        assert!(loaded.is_some(), "{}", note.unwrap_or_default());
+        #[cfg(feature = "semantic")]
+        embed_all(loaded.expect("loaded"), &root, &lib);
+        kept
     });
-    #[cfg(not(feature = "semantic"))]
-    let _ = semantic;
+    let fuse = semantic.as_ref().map_or_else(Default::default, |s| s.fuse);
     Box::new(move |q: &Query| {
-        let filter = |_, m: &mem::model::memory::Memory| {
-            !m.is_superseded()
-                && (!scoped || q.scope.as_ref().is_none_or(|s| &m.path.category == s))
-        };
-        let now_ms = match (scope_end, q.scope.as_ref().and_then(|s| ends.get(s))) {
-            (true, Some(end)) => end + mem::base::time::DAY_MS,
-            _ => now_ms,
-        };
-        let req = Request {
-            query: &q.query,
-            limit: 10,
-            now_ms,
-            signals: &[],
-            filter: &filter,
-            explain: false,
+        let mut ctx = ctx.clone();
+        if let (true, Some(end)) = (scope_end, q.scope.as_ref().and_then(|s| ends.get(s))) {
+            ctx.now_ms = end + mem::base::time::DAY_MS;
+        }
+        let filter = Filter { category: q.scope.clone().filter(|_| scoped), ..Filter::default() };
+        let options = recall::Options {
+            filter,
+            track: false,
+            params: params.clone(),
+            fuse,
+            ..recall::Options::new(q.query.clone())
         };
         #[cfg(feature = "semantic")]
-        if let (Some(s), Some(known)) = (&semantic, &known) {
-            let pool = Request { limit: mem::rank::fuse::POOL, ..req };
-            let pool_hits = rank(&lib.corpus, &lib.docs, &params, &pool);
-            let lexical: Vec<mem::rank::fuse::Lexical> = pool_hits
-                .iter()
-                .map(|h| mem::rank::fuse::Lexical { doc: h.doc, score: h.score, exact: h.exact })
-                .collect();
-            let eligible: Vec<(usize, &mem::model::memory::Memory)> = (0..lib.docs.len())
-                .filter(|&d| lib.corpus.is_live(d))
-                .filter_map(|d| lib.docs.memory(d).map(|m| (d, m)))
-                .filter(|(d, m)| filter(*d, m))
-                .collect();
-            let (similar, _) = mem::semantic::similar(&s.model, known, &q.query, &eligible)
-                .unwrap_or_else(|e| panic!("{e}"));
-            let path = |d: usize| lib.docs.memory(d).map(|m| m.file()).unwrap_or_default();
-            if let Some(dump) = &s.dump {
-                use std::io::Write as _;
-                let mut top = similar.clone();
-                top.sort_by(|a, b| b.1.total_cmp(&a.1));
-                // The 100 most similar, and every lexical match's similarity.
-                let floor = top.get(99).map_or(f32::MIN, |t| t.1);
-                top.retain(|t| t.1 >= floor || lexical.iter().any(|h| h.doc == t.0));
-                let line = serde_json::json!({
-                    "query": q.query, "relevant": q.relevant, "lang": q.lang, "type": q.kind.as_deref().unwrap_or(""),
-                    "lexical": pool_hits.iter().map(|h| (path(h.doc), h.score, h.exact, &h.matched)).collect::<Vec<_>>(),
-                    "similar": top.iter().map(|&(d, s)| (path(d), s)).collect::<Vec<_>>(),
-                });
-                writeln!(dump.borrow_mut(), "{line}").expect("write the dump");
-            }
-            return mem::rank::fuse::fuse(&lexical, &similar, &s.fuse, 10)
-                .into_iter()
-                .map(|f| path(f.doc))
-                .collect();
+        if let (Some(kept), Some(dump)) = (&tier, semantic.as_ref().and_then(|s| s.dump.as_ref())) {
+            let model = &kept.get(&ctx).0.expect("loaded").model;
+            dump_query(dump, model, &root, &options, q, ctx.now_ms);
         }
-        rank(&lib.corpus, &lib.docs, &params, &req)
-            .into_iter()
-            .filter_map(|h| lib.docs.memory(h.doc).map(|m| m.file()))
-            .collect()
+        let report = recall::run_with(&ctx, &options, tier.as_ref())
+            .unwrap_or_else(|e| panic!("{}: {e}", q.id));
+        report.results.into_iter().map(|f| f.path).collect()
     })
+}
+
+/// Every memory's vector, made before the first query (recall makes only a
+/// few per query).
+#[cfg(feature = "semantic")]
+fn embed_all(tier: &mem::ops::tier::Tier, root: &Root, lib: &mem::index::Library) {
+    let mut known = mem::semantic::Known::load(&[root], &tier.model.id);
+    let all: Vec<&mem::model::memory::Memory> =
+        (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)).collect();
+    let missing: Vec<&mem::model::memory::Memory> =
+        all.iter().copied().filter(|m| known.get(m).is_none()).collect();
+    known.fill(&tier.model, &missing, usize::MAX);
+    known.save(&all).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// `--dump`: one JSON line per query with the lexical pool and the
+/// similarities the fusion starts from (what recall does not return), for
+/// tuning the fusion offline.
+#[cfg(feature = "semantic")]
+fn dump_query(
+    dump: &std::cell::RefCell<std::fs::File>,
+    model: &mem::semantic::model::Model,
+    root: &Root,
+    options: &recall::Options,
+    q: &Query,
+    now_ms: i64,
+) {
+    use std::io::Write as _;
+    let lib = index_all(&[root]);
+    let filter = |_, m: &mem::model::memory::Memory| {
+        !m.is_superseded() && options.filter.category.as_ref().is_none_or(|c| &m.path.category == c)
+    };
+    let pool = Request {
+        query: &q.query,
+        limit: mem::rank::fuse::POOL,
+        now_ms,
+        signals: &[],
+        filter: &filter,
+        explain: false,
+    };
+    let pool_hits = rank(&lib.corpus, &lib.docs, &options.params, &pool);
+    let eligible: Vec<(usize, &mem::model::memory::Memory)> = (0..lib.docs.len())
+        .filter(|&d| lib.corpus.is_live(d))
+        .filter_map(|d| lib.docs.memory(d).map(|m| (d, m)))
+        .filter(|(d, m)| filter(*d, m))
+        .collect();
+    let known = mem::semantic::Known::load(&[root], &model.id);
+    let (similar, _) = mem::semantic::similar(model, &known, &q.query, &eligible)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let path = |d: usize| lib.docs.memory(d).map(|m| m.file()).unwrap_or_default();
+    let mut top = similar.clone();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // The 100 most similar, and every lexical match's similarity.
+    let floor = top.get(99).map_or(f32::MIN, |t| t.1);
+    top.retain(|t| t.1 >= floor || pool_hits.iter().any(|h| h.doc == t.0));
+    let line = serde_json::json!({
+        "query": q.query, "relevant": q.relevant, "lang": q.lang, "type": q.kind.as_deref().unwrap_or(""),
+        "lexical": pool_hits.iter().map(|h| (path(h.doc), h.score, h.exact, &h.matched)).collect::<Vec<_>>(),
+        "similar": top.iter().map(|&(d, s)| (path(d), s)).collect::<Vec<_>>(),
+    });
+    writeln!(dump.borrow_mut(), "{line}").expect("write the dump");
 }
 
 /// Copy the folders and files under `from` to `to`.

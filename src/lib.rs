@@ -1,8 +1,8 @@
 //! `mem`: a filesystem-native Markdown memory engine.
 //!
 //! A map, from the bottom up; each folder is a layer and uses only the
-//! layers listed before it (`tests/architecture.rs` fails on an import
-//! cycle at any depth, and on the engine naming the command line):
+//! layers listed before it (`tests/architecture.rs` fails on an upward
+//! import and on an import cycle at any depth):
 //!
 //! 1. [`base`]: building blocks that know nothing of memories: errors, the
 //!    binary codec, time, safe text, credentials in text, the parallel
@@ -24,12 +24,19 @@
 //!    a local embedding model and each root's memory vectors (also in
 //!    `.cache/`), fused with the ranking by [`rank::fuse`].
 //!
+//! 6. [`settings`] resolves flags and environment once; [`output`] prints a
+//!    report for a person or as `--json`.
+//! 7. [`ops`]: the operations (recall, context, compile, …) as functions
+//!    taking plain option structs and returning reports, with what an
+//!    agent may see (role and trust) decided in one place.
+//!
 //! The engine is everything above; it builds without the command line
-//! (`--no-default-features`). On top of it: [`settings`] resolves flags and
-//! environment once, [`output`] prints a report for a person or as
-//! `--json`, and, with the `cli` feature (clap and the MCP server),
-//! `commands` holds one module per verb plus the helpers they share and
-//! `cli` parses the command line and dispatches.
+//! (`--no-default-features`). On top of it, with the `cli` feature (clap
+//! and the MCP server), `commands` holds one thin adapter per verb (its
+//! clap `Args` turned into an operation's options) plus the few helpers
+//! they share, and `cli` parses the command line and dispatches. The
+//! layers, and that no verb uses another, are checked by
+//! `tests/architecture.rs`.
 
 pub mod base;
 #[cfg(feature = "cli")]
@@ -39,6 +46,7 @@ pub mod commands;
 pub mod guard;
 pub mod index;
 pub mod model;
+pub mod ops;
 pub mod output;
 pub mod rank;
 #[cfg(feature = "semantic")]

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::commands::compile::refresh;
 use crate::commands::filter::Filter;
 use crate::model::roots::Scope;
 use crate::model::usage::Usage;
+use crate::ops::compile::refresh;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::usage::Uses;
@@ -77,7 +77,7 @@ pub struct Report {
 /// Find and, with --yes, trash the candidates.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let roots = ctx.read_roots()?;
-    args.filter.check_category(&roots)?;
+    args.filter.criteria().check_category(&roots)?;
     // Every root locked before anything is chosen, until all is moved.
     let mut locks = Vec::new();
     if args.yes {
@@ -87,7 +87,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     // By relevance, or else by age and hits; the other filters narrow.
     let below = args.filter.min_relevance;
-    let narrow = Filter { min_relevance: None, ..args.filter.clone() };
+    let narrow = crate::ops::filter::Filter { min_relevance: None, ..args.filter.criteria() };
     let max_age = args.max_age_days.or(below.is_none().then_some(180));
     let max_hits = args.max_hits.or(below.is_none().then_some(0));
     // (root index, last used, candidate)
@@ -120,7 +120,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                 let mut reason =
                     format!("not updated for {age_days} days, recalled {count} time(s)");
                 if below.is_some() {
-                    reason = format!("{}; {reason}", crate::commands::list::relevance_fact(&usage));
+                    reason = format!("{}; {reason}", crate::model::usage::relevance_fact(&usage));
                 }
                 let c =
                     Candidate { root: root.scope, path: m.file(), reason, usage, trashed: None };

@@ -14,9 +14,10 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::commands::{compile, hostfiles};
+use crate::commands::hostfiles;
 use crate::index::held::Standing;
 use crate::model::roots::Root;
+use crate::ops::compile;
 use crate::output::Style;
 use crate::settings::{Context, ModelSetting};
 use crate::store::trust::{self, Gate};
@@ -192,7 +193,7 @@ fn git(project: &Root, out: &mut Vec<Finding>) {
 /// not the files changed since it was (the cached check the other commands
 /// make, not a hash of every file).
 fn trusted(ctx: &Context, out: &mut Vec<Finding>) {
-    match crate::commands::agent::project_standing(ctx, true) {
+    match crate::ops::visibility::project_standing(ctx, true) {
         None => {}
         Some(Standing::Untrusted) => out.push(Finding {
             check: "trust",
@@ -216,7 +217,7 @@ fn trusted(ctx: &Context, out: &mut Vec<Finding>) {
 fn plan(project: &Root, out: &mut Vec<Finding>) {
     let path = project.dir.join("ROOT.md");
     let Ok(Some(text)) = crate::store::files::text(&project.dir, &path) else { return };
-    if crate::commands::context::plan::plan(&trust::prose(&text)).is_none() {
+    if crate::ops::context::plan::plan(&trust::prose(&text)).is_none() {
         out.push(Finding {
             check: "plan",
             problem: "ROOT.md still holds only the template, so agents get no plan from it".into(),

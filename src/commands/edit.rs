@@ -16,11 +16,11 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
 use crate::model::frontmatter::Document;
 use crate::model::frontmatter::edit::render_over;
 use crate::model::memory::{Memory, date_value, updated_of};
 use crate::model::relpath::RelPath;
+use crate::ops::compile::refresh;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{draft_path, remove_file, save_history, write_atomic};
@@ -180,7 +180,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if before.as_deref() == Some(after.as_str()) || (before.is_none() && after == start) {
         remove_file(&root.dir, &draft)?;
         let warnings =
-            crate::commands::agent::held_back_warning(ctx, None, true).into_iter().collect();
+            crate::ops::visibility::held_back_warning(ctx, None, true).into_iter().collect();
         return Ok(Report { warnings, ..report("unchanged", resumed, None, Vec::new()) });
     }
     let (action, history_file, after) = match &before {
@@ -199,7 +199,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let compiled = refresh(root)?.0;
     let notes =
         crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
-    let warnings = crate::commands::agent::held_back_warning(ctx, None, true).into_iter().collect();
+    let warnings = crate::ops::visibility::held_back_warning(ctx, None, true).into_iter().collect();
     Ok(Report { notes, warnings, ..report(action, resumed, history_file, compiled) })
 }
 

@@ -82,7 +82,7 @@ pub struct HostReport {
 
 /// Write (or check) a host's rule files.
 pub fn run_host(ctx: &Context, args: &Args, host: Host) -> Result<HostReport> {
-    if args.filter.is_set() {
+    if args.filter.criteria().is_set() {
         return Err(Error::input(format!(
             "--format {} writes every rule and pinned memory; filters do not apply",
             format_name(args.format)
@@ -196,7 +196,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut memories = Vec::new();
     let mut warnings = Vec::new();
     let roots = ctx.read_roots()?;
-    args.filter.check_category(&roots)?;
+    let filter = args.filter.criteria();
+    filter.check_category(&roots)?;
     for root in roots {
         let hits = state::load(&root.dir).0.hits;
         let uses = crate::store::usage::Uses::load(&[root], ctx.now_ms);
@@ -216,10 +217,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
                     ));
                 }
                 Ok(doc)
-                    if args.filter.is_set() && {
+                    if filter.is_set() && {
                         let mtime_ms = (f.mtime_ns / 1_000_000) as i64;
                         let m = Memory::from_document(f.rel.clone(), root.scope, &doc, mtime_ms).0;
-                        !args.filter.matches(&m, &uses)
+                        !filter.matches(&m, &uses)
                     } => {}
                 Ok(doc) => memories.push(Exported {
                     root: root.scope,

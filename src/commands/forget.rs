@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
+use crate::ops::compile::refresh;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{move_file, trash, trash_dir};

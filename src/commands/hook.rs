@@ -4,11 +4,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
+use crate::ops::staged::git;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::write_atomic;
@@ -163,19 +163,6 @@ fn hook_path_ok(path: &Path, what: &str, folder: bool) -> Result<()> {
 fn absolute(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
-}
-
-/// Run git in `dir`; stdout trimmed.
-pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git").current_dir(dir).args(args).output().map_err(|e| {
-        Error::input(format!("cannot run git: {e}")).hint("install git and make sure it is on PATH")
-    })?;
-    if !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Err(Error::input(format!("git {}: {why}", args.join(" ")))
-            .hint("run this inside a git repository"));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The hook `mem hook install` adds: the pre-commit check. No hook

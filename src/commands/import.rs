@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
+use crate::ops::compile::refresh;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::state::{self};

@@ -111,7 +111,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     }
     // Generated as `mem compile` would: a new root passes `mem lint`,
     // `mem compile --check` and the pre-commit hook as it is.
-    crate::commands::compile::refresh(&crate::model::roots::Root { scope, dir: dir.clone() })?;
+    crate::ops::compile::refresh(&crate::model::roots::Root { scope, dir: dir.clone() })?;
     let categories = DEFAULT_CATEGORIES.to_vec();
     let (action, gitignore_added) = ("created", Vec::new());
     Ok(Report { scope, root: dir, action, lang: args.lang, categories, gitignore_added })

@@ -136,14 +136,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut tree = crate::index::scan_all(&roots);
     if args.as_agent {
         let role = ctx.role.as_ref();
-        tree.memories.retain(|m| crate::commands::filter::visible_to(m, role));
-        tree.shadowed.retain(|m| crate::commands::filter::visible_to(m, role));
+        tree.memories.retain(|m| crate::ops::visibility::visible_to(m, role));
+        tree.shadowed.retain(|m| crate::ops::visibility::visible_to(m, role));
     }
     match &args.path {
         None => {
             let mut overview = overview(ctx, tree);
             if !args.as_agent {
-                overview.warnings.extend(crate::commands::agent::standing_warning(ctx));
+                overview.warnings.extend(crate::ops::visibility::standing_warning(ctx));
             }
             Ok(Report::Overview(overview))
         }
@@ -363,7 +363,7 @@ fn human_detail(d: &Detail, style: &Style) -> String {
     row("load_when", m.load_when.join(", "));
     row("tags", m.tags.join(", "));
     row("pinned", if m.pinned { "yes".into() } else { String::new() });
-    let fact = crate::commands::list::relevance_fact(&d.usage);
+    let fact = crate::model::usage::relevance_fact(&d.usage);
     row("relevance", fact.trim_start_matches("relevance ").to_string());
     let used = crate::base::time::relative_age(d.usage.last_used, d.clock.now_ms, d.clock.lang);
     row("tier", format!("{} (last used {used})", d.usage.tier));

@@ -83,12 +83,13 @@ pub struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Metadata only: through the index, reading just the files that changed.
     let roots = ctx.read_roots()?;
-    args.filter.check_category(&roots)?;
+    let filter = args.filter.criteria();
+    filter.check_category(&roots)?;
     let tree = crate::index::scan_all(&roots);
     let uses = Uses::load(&roots, ctx.now_ms);
     let mut memories: Vec<Memory> =
-        tree.memories.into_iter().filter(|m| args.filter.matches(m, &uses)).collect();
-    if memories.is_empty() && args.filter.is_set() {
+        tree.memories.into_iter().filter(|m| filter.matches(m, &uses)).collect();
+    if memories.is_empty() && filter.is_set() {
         return Err(Error::not_found("no memory matches these filters")
             .hint("try fewer filters, or `mem list` for everything"));
     }
@@ -184,7 +185,7 @@ impl crate::output::Report for Report {
                     out.push_str(&format!("{indent}{}\n", flat(summary)));
                 }
                 let mut facts = vec![format!("updated {}", clock.when(m.updated))];
-                facts.push(relevance_fact(&m.usage));
+                facts.push(crate::model::usage::relevance_fact(&m.usage));
                 if !m.tags.is_empty() {
                     facts.push(format!("tags: {}", m.tags.join(", ")));
                 }
@@ -199,18 +200,5 @@ impl crate::output::Report for Report {
 
     fn warnings(&self) -> &[String] {
         &self.warnings
-    }
-}
-
-/// `relevance high`, or `relevance medium (declares high; unused 31 days)`.
-pub fn relevance_fact(u: &Usage) -> String {
-    match u.decayed() {
-        true => {
-            format!(
-                "relevance {} (declares {}; unused {} days)",
-                u.effective, u.declared, u.idle_days
-            )
-        }
-        false => format!("relevance {}", u.effective),
     }
 }

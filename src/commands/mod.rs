@@ -1,11 +1,9 @@
-//! One module per verb, plus what several share (`agent`: what may reach an
-//! agent; `staged`: what a commit will hold; `naming`: what is said of
-//! a name that is new, mistyped or crosses the hard-rule boundary). Each verb has its clap
-//! `Args`, a `run` that does the work and returns a report, and the
-//! report's human rendering; [`crate::cli`] parses the command line and
-//! calls them.
+//! One module per verb, plus what several share (`filter`: the flags that
+//! pick memories; `naming`: what is said of a name that is new, mistyped or
+//! crosses the hard-rule boundary). A verb's module holds its clap `Args`
+//! and turns them into the options of an operation of [`crate::ops`] where
+//! there is one; [`crate::cli`] parses the command line and calls them.
 
-pub mod agent;
 pub mod clean;
 pub mod compile;
 pub mod completions;
@@ -33,8 +31,6 @@ pub mod recall;
 pub mod remember;
 pub mod rename;
 pub mod setup;
-pub mod staged;
 pub mod stats;
-pub mod tier;
 pub mod trash;
 pub mod trust;

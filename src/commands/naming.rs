@@ -72,7 +72,7 @@ pub fn no_such_memory(ctx: &Context, rel: &RelPath, as_agent: bool) -> Error {
 /// `rel` (for an agent, those its role sees); None when none is near.
 pub fn nearest_memories(ctx: &Context, rel: &RelPath, as_agent: bool) -> Option<String> {
     let roots = ctx.read_roots().ok()?;
-    let seen = |m: &Memory| !as_agent || crate::commands::filter::visible_to(m, ctx.role.as_ref());
+    let seen = |m: &Memory| !as_agent || crate::ops::visibility::visible_to(m, ctx.role.as_ref());
     let mut paths: Vec<String> = roots
         .into_iter()
         .flat_map(|root| crate::index::scan_root(root).memories)

@@ -8,8 +8,8 @@
 //! first; `mem lint` and `mem compile --check` name it.
 
 use crate::base::error::Result;
-use crate::commands::compile::refresh;
 use crate::model::roots::Root;
+use crate::ops::compile::refresh;
 pub use crate::store::pending::{CAUSE, FIX, clear, interrupted};
 use crate::store::pending::{marked, marker};
 use crate::store::write::{RootLock, lock_root, write_atomic};

@@ -97,7 +97,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut live: Vec<&crate::model::memory::Memory> = tree
         .memories
         .iter()
-        .filter(|m| !m.is_superseded() && crate::commands::filter::visible_to(m, role))
+        .filter(|m| !m.is_superseded() && crate::ops::visibility::visible_to(m, role))
         .collect();
     // The most recently updated first: what consolidation most likely touches.
     live.sort_by_key(|m| (std::cmp::Reverse(m.updated), m.scope, m.file()));

@@ -7,11 +7,11 @@
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::refresh;
 use crate::commands::naming;
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::ops::compile::refresh;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{history_dir, move_file, stage_atomic};

@@ -160,14 +160,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut project_paths: HashSet<String> = HashSet::new();
     let mut warnings = Vec::new();
     let selected = ctx.read_roots()?;
-    args.filter.check_category(&selected)?;
+    let filter = args.filter.criteria();
+    filter.check_category(&selected)?;
     for root in selected {
         let (files, _) = walk(root);
         let all = load_files(root.scope, &files).memories;
         warnings.extend(over_budget(&all, root.scope));
         let uses = Uses::load(&[root], ctx.now_ms);
-        let memories: Vec<Memory> =
-            all.into_iter().filter(|m| args.filter.matches(m, &uses)).collect();
+        let memories: Vec<Memory> = all.into_iter().filter(|m| filter.matches(m, &uses)).collect();
         let chosen: HashSet<String> = memories.iter().map(Memory::file).collect();
         let bytes = files.iter().filter(|f| chosen.contains(&f.rel.file())).map(|f| f.size).sum();
         let shadowed = match root.scope {
@@ -187,7 +187,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         }
         roots.push(stats);
     }
-    warnings.extend(crate::commands::agent::standing_warning(ctx));
+    warnings.extend(crate::ops::visibility::standing_warning(ctx));
     Ok(Report { roots, warnings, clock: Clock { now_ms: ctx.now_ms, lang: ctx.lang } })
 }
 

@@ -204,6 +204,19 @@ impl Usage {
     }
 }
 
+/// `relevance high`, or `relevance medium (declares high; unused 31 days)`.
+pub fn relevance_fact(u: &Usage) -> String {
+    match u.decayed() {
+        true => {
+            format!(
+                "relevance {} (declares {}; unused {} days)",
+                u.effective, u.declared, u.idle_days
+            )
+        }
+        false => format!("relevance {}", u.effective),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,7 +116,7 @@ fn parts(root: &Root, gate: &Gate) -> Result<(Vec<Part>, Vec<String>)> {
     let mut held = Vec::new();
     match gate.root_md(root) {
         RootMd::Trusted(text) => {
-            if let Some(plan) = crate::commands::context::plan::plan(&text) {
+            if let Some(plan) = crate::ops::context::plan::plan(&text) {
                 let body = plan;
                 out.push(Part {
                     path: "ROOT.md".into(),

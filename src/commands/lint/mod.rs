@@ -6,13 +6,13 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::secrets;
-use crate::commands::compile::stale;
 use crate::commands::stats::max_entries;
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::memory::keys::KEYS;
 use crate::model::memory::over_budget;
 use crate::model::roots::Root;
+use crate::ops::compile::stale;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::walk;
@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, _args: &Args) -> Result<Report> {
         lint_root(root, &mut findings)?;
     }
     let mut warnings = Vec::new();
-    if let Some(standing) = crate::commands::agent::project_standing(ctx, true) {
+    if let Some(standing) = crate::ops::visibility::project_standing(ctx, true) {
         if let (Some(problem), Some(project)) = (standing.notice(), &ctx.roots.project) {
             findings.push(Finding {
                 severity: Severity::Warning,

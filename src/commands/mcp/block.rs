@@ -13,20 +13,15 @@ pub(super) fn block(
     session: Option<String>,
     files: Vec<String>,
 ) -> error::Result<String> {
-    use crate::commands::context;
-    let args = context::Args {
+    use crate::ops::context;
+    let options = context::Options {
         query,
         budget,
         files,
-        format: context::Format::Markdown,
-        role: None,
-        no_track: false,
-        full: false,
-        hook: false,
         session: session.filter(|s| !s.is_empty()),
-        min_relevance: crate::model::usage::Relevance::Medium,
+        ..context::Options::default()
     };
-    let report = context::run(ctx, &args)?;
+    let report = context::run(ctx, &options)?;
     let text = report.human(&crate::output::Style { color: false });
     // The notice is for a person at a terminal; the block speaks to the agent.
     let notes: Vec<String> = report.warnings().to_vec();

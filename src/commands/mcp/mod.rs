@@ -61,7 +61,7 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
         .build()
         .map_err(|e| Error::input(format!("cannot start the MCP runtime: {e}")))?;
     log_to_stderr();
-    let tier = crate::commands::tier::Kept::default();
+    let tier = crate::ops::tier::Kept::default();
     // The model, when one is configured, loads while the client starts.
     if let Ok(ctx) = Context::resolve(opts) {
         let tier = tier.clone();
@@ -170,7 +170,7 @@ pub(super) struct Server {
     opts: Options,
     tool_router: ToolRouter<Server>,
     /// The semantic tier, loaded once.
-    tier: crate::commands::tier::Kept,
+    tier: crate::ops::tier::Kept,
 }
 
 #[tool_handler(router = self.tool_router)]

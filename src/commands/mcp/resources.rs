@@ -12,10 +12,12 @@ use rmcp::model::{
 
 use super::trusted::trusted_list;
 use crate::base::error::Error;
-use crate::commands::filter::{Filter, visible_to};
-use crate::commands::{agent, list, prompt};
+use crate::commands::filter::Filter;
+use crate::commands::{list, prompt};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::ops::visibility;
+use crate::ops::visibility::visible_to;
 use crate::settings::Context;
 
 /// The block as a resource.
@@ -112,7 +114,7 @@ pub fn resources(ctx: &Context) -> Result<Vec<Resource>, ErrorData> {
             )
             .with_mime_type("text/markdown"),
     ];
-    let (ctx, _, gate) = agent::gated(ctx.clone());
+    let (ctx, _, gate) = visibility::gated(ctx.clone());
     let args =
         list::Args { filter: Filter::default(), sort: list::Sort::Name, limit: None, long: false };
     let Ok(mut listed) = list::run(&ctx, &args) else { return Ok(out) };
@@ -154,7 +156,7 @@ fn memory_text(ctx: &Context, rel: &RelPath) -> Result<Option<String>, ErrorData
     if super::roles::hidden(ctx, &rel.file()) {
         return Ok(None);
     }
-    let (ctx, _, gate) = agent::gated(ctx.clone());
+    let (ctx, _, gate) = visibility::gated(ctx.clone());
     let Some((root, file)) = ctx.locate(rel).map_err(to_error)? else { return Ok(None) };
     let text = match &gate {
         Some((project, gate)) if root.scope == Scope::Project => {

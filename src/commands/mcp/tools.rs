@@ -11,10 +11,13 @@ use super::trusted::{trusted_detail, trusted_list};
 use super::{Server, answer};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::Error;
-use crate::commands::filter::{Filter, visible_to};
-use crate::commands::{agent, forget, inspect, list, recall, remember};
+use crate::commands::{forget, inspect, list, remember};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::ops::filter::Filter;
+use crate::ops::recall;
+use crate::ops::visibility;
+use crate::ops::visibility::visible_to;
 use crate::settings::Selection;
 use crate::store::trust::Gate;
 
@@ -147,19 +150,18 @@ impl Server {
     /// a memory to update instead of duplicating it. Read a full memory with memory_inspect.
     #[tool]
     fn memory_recall(&self, Parameters(p): Parameters<RecallParams>) -> CallToolResult {
-        let args = recall::Args {
-            query: vec![p.query],
-            limit: p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1),
+        let limit = p.limit.unwrap_or(recall::DEFAULT_LIMIT).max(1);
+        let options = recall::Options {
+            limit: usize::from(limit),
             filter: Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() },
-            all: false,
-            explain: false,
-            no_track: p.track == Some(false),
+            track: p.track != Some(false),
             trusted: true,
+            ..recall::Options::new(p.query)
         };
         answer(
             "recall",
             self.context().and_then(|ctx| {
-                let mut args = args;
+                let mut options = options;
                 let session = p.session_id.as_deref().filter(|s| !s.is_empty());
                 let roots: Vec<crate::model::roots::Root> =
                     ctx.read_roots()?.into_iter().cloned().collect();
@@ -167,10 +169,9 @@ impl Server {
                 // Locked until this call's results are recorded.
                 let shown = session.map(|id| crate::store::session::Shown::open(&roots, id, false));
                 // What the session was shown is left out; the rest fills the limit.
-                let limit = args.limit;
                 let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
-                args.limit = limit.saturating_add(seen_before.min(200) as u16);
-                let mut report = recall::run_trusted(&ctx, &args, Some(&self.tier))?;
+                options.limit = usize::from(limit.saturating_add(seen_before.min(200) as u16));
+                let mut report = recall::run_with(&ctx, &options, Some(&self.tier))?;
                 // The reply repeats the query it answers, not a pasted log.
                 report.query = crate::model::memory::truncate(&report.query, 200);
                 if let Some(shown) = &shown {
@@ -258,13 +259,13 @@ impl Server {
                     roles::refuse_hidden_supersedes(&ctx, old)?;
                     roles::refuse_private_over_shared(&ctx, &args.path, args.role.as_deref(), old)?;
                 }
-                let gated = agent::gated_dir(&ctx);
+                let gated = visibility::gated_dir(&ctx);
                 let mut report = remember::run(&ctx, &args)
-                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
                 if let Some(dir) = &gated {
-                    agent::scrub(&mut report.warnings, dir);
+                    visibility::scrub(&mut report.warnings, dir);
                 }
-                let (_, _, gate) = agent::gated(ctx.clone());
+                let (_, _, gate) = visibility::gated(ctx.clone());
                 let project = ctx.roots.project.as_ref().filter(|p| p.exists());
                 let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
                 if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
@@ -301,11 +302,11 @@ impl Server {
             "forget",
             self.context().and_then(|ctx| {
                 roles::refuse_hidden(&ctx, &args.path)?;
-                let gated = agent::gated_dir(&ctx);
+                let gated = visibility::gated_dir(&ctx);
                 let mut report = forget::run(&ctx, &args)
-                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
                 if let Some(dir) = &gated {
-                    agent::scrub(&mut report.warnings, dir);
+                    visibility::scrub(&mut report.warnings, dir);
                 }
                 Ok(report)
             }),
@@ -324,10 +325,10 @@ impl Server {
                     roles::refuse_hidden(&ctx, path)?;
                 }
                 // Like recall: an untrusted project root's text is not handed to the agent.
-                let gated = agent::gated_dir(&ctx);
-                let (ctx, note, gate) = agent::gated(ctx);
+                let gated = visibility::gated_dir(&ctx);
+                let (ctx, note, gate) = visibility::gated(ctx);
                 let mut report = inspect::run(&ctx, &args)
-                    .map_err(|e| agent::scrub_error(e, gated.as_deref()))
+                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))
                     .map_err(|e| match &note {
                         Some(note) => e.hint(note.clone()),
                         None => e,
@@ -340,7 +341,7 @@ impl Server {
                             overview.problems.retain(|p| !p.path.starts_with(&root.dir));
                             let dropped = before - overview.problems.len();
                             if dropped > 0 {
-                                agent::note_dropped(&mut overview.notes, dropped);
+                                visibility::note_dropped(&mut overview.notes, dropped);
                             }
                         }
                         inspect::Report::Secrets { .. } => {}
@@ -389,16 +390,21 @@ impl Server {
                 return answer::<list::Report>("list", Err(e));
             }
         };
-        let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() };
+        let filter = crate::commands::filter::Filter {
+            category: p.category,
+            kind: p.kind,
+            tag: p.tag,
+            ..Default::default()
+        };
         let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
         answer(
             "list",
             self.context().and_then(|ctx| {
-                let gated = agent::gated_dir(&ctx);
-                let (ctx, note, gate) = agent::gated(ctx);
+                let gated = visibility::gated_dir(&ctx);
+                let (ctx, note, gate) = visibility::gated(ctx);
                 let role = ctx.role.clone();
-                let mut report =
-                    list::run(&ctx, &args).map_err(|e| agent::scrub_error(e, gated.as_deref()))?;
+                let mut report = list::run(&ctx, &args)
+                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
                 // As recall: memories private to another role are not this agent's.
                 report.memories.retain(|m| visible_to(m, role.as_ref()));
                 if let Some((root, gate)) = &gate {

@@ -84,12 +84,12 @@ pub(super) fn trusted_list(report: &mut list::Report, root: &Root, gate: &Gate) 
             }
         }
     });
-    report.warnings.extend(crate::commands::agent::held_back_note(&held));
+    report.warnings.extend(crate::ops::visibility::held_back_note(&held));
     let before = report.problems.len();
     report.problems.retain(|p| !p.path.starts_with(&root.dir));
     let dropped = before - report.problems.len();
     report.warnings.retain(|w| !w.contains(&root.dir.display().to_string()));
     if dropped > 0 {
-        crate::commands::agent::note_dropped(&mut report.warnings, dropped);
+        crate::ops::visibility::note_dropped(&mut report.warnings, dropped);
     }
 }

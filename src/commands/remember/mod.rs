@@ -20,12 +20,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::compile::{refresh, refresh_listed};
 use crate::guard::quality;
 use crate::index::{self};
 use crate::model::memory::{Memory, truncate};
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
+use crate::ops::compile::{refresh, refresh_listed};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{save_history, write_atomic};
@@ -74,7 +74,7 @@ pub enum Action {
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // What the reply may name: everything, or for an agent what its role sees.
     let may_name =
-        |m: &Memory| !args.as_agent || crate::commands::filter::visible_to(m, ctx.role.as_ref());
+        |m: &Memory| !args.as_agent || crate::ops::visibility::visible_to(m, ctx.role.as_ref());
     let rel = RelPath::parse(&args.path)?;
     let session = session(args)?;
     let root = ctx.write_root()?;
@@ -188,7 +188,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // For the person at the keyboard: an agent is never told the names of
     // files the user has not trusted.
     if !args.as_agent {
-        warnings.extend(crate::commands::agent::held_back_warning(ctx, listed.as_deref(), true));
+        warnings.extend(crate::ops::visibility::held_back_warning(ctx, listed.as_deref(), true));
     }
     Ok(Report {
         action,

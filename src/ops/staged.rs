@@ -7,8 +7,20 @@ use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::base::error::{Error, Result};
-use crate::commands::hook::git;
 use crate::model::roots::Root;
+
+/// Run git in `dir`; stdout trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git").current_dir(dir).args(args).output().map_err(|e| {
+        Error::input(format!("cannot run git: {e}")).hint("install git and make sure it is on PATH")
+    })?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(Error::input(format!("git {}: {why}", args.join(" ")))
+            .hint("run this inside a git repository"));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
 
 /// A root's staged files in a temporary folder (removed when dropped).
 pub struct Staged {

@@ -1,4 +1,4 @@
-//! The block's parts as data: what `mem context` prints, in either format
+//! The block's parts as data: what the context block prints, in either format
 //! or as JSON, and what it still has to record once printed.
 
 use std::path::PathBuf;
@@ -11,7 +11,8 @@ use crate::model::usage::Tier;
 use crate::store::session;
 
 /// How the block is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Markdown,

@@ -43,9 +43,8 @@ pub(super) fn best_matches(
     query: &str,
     visible: &dyn Fn(usize, &Memory) -> bool,
 ) -> Vec<usize> {
-    let signals = crate::commands::recall::signals(memories.len(), states, |s, c, slug| {
-        lib.docs.find(s, c, slug)
-    });
+    let signals =
+        crate::ops::recall::signals(memories.len(), states, |s, c, slug| lib.docs.find(s, c, slug));
     let req = Request {
         query,
         limit: MATCHES,

@@ -1,15 +1,23 @@
-//! What an agent may be shown of a project root: only what the user
-//! trusted (see [`crate::store::trust`]). Shared by `mem mcp` and the commands an
-//! agent is pointed at (`mem recall --trusted`).
+//! What an agent may be shown, in one place: a memory private to a role
+//! reaches only that role ([`visible_to`]), and of a project root only what
+//! the user trusted (see [`crate::store::trust`]). Every operation an agent
+//! is served by (`mem mcp`, `mem context`, `mem recall --trusted`) asks here.
 
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Error;
 use crate::index::held::Standing;
+use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
 use crate::store::scan::Listing;
 use crate::store::trust::Gate;
+
+/// Whether an agent acting as `role` (or as no role) may see `m`: a memory
+/// without `role:` is shared, one with it is that role's alone.
+pub fn visible_to(m: &Memory, role: Option<&String>) -> bool {
+    m.role.as_ref().is_none_or(|r| Some(r) == role)
+}
 
 /// Leave out an untrusted project root (its memories would become the agent's
 /// instructions), with a note saying how to trust it; as `mem context` does.

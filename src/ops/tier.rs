@@ -50,8 +50,15 @@ pub fn load(ctx: &Context) -> (Option<Tier>, Option<String>) {
         let started = std::time::Instant::now();
         match crate::semantic::model::Model::load(dir) {
             Ok(model) => {
-                let ms = started.elapsed().as_millis();
-                tracing::info!("semantic model loaded from {} in {ms} ms", dir.display());
+                // Logged by `mem mcp` (the command line sets up the log).
+                #[cfg(feature = "cli")]
+                tracing::info!(
+                    "semantic model loaded from {} in {} ms",
+                    dir.display(),
+                    started.elapsed().as_millis()
+                );
+                #[cfg(not(feature = "cli"))]
+                let _ = started;
                 (Some(Tier { model }), None)
             }
             Err(e) => (None, Some(format!("{e}; ranked by words alone"))),
@@ -80,7 +87,7 @@ pub fn fuse(
     filter: &dyn Fn(usize, &Memory) -> bool,
     query: &str,
     lexical: &[Lexical],
-    limit: usize,
+    (limit, params): (usize, &FuseParams),
     warnings: &mut Vec<String>,
 ) -> Vec<Fused> {
     use crate::semantic::{Known, similar};
@@ -116,7 +123,7 @@ pub fn fuse(
             Vec::new()
         }
     };
-    crate::rank::fuse::fuse(lexical, &similar, &FuseParams::default(), limit)
+    crate::rank::fuse::fuse(lexical, &similar, params, limit)
 }
 
 /// No tier, nothing to fuse.
@@ -129,7 +136,7 @@ pub fn fuse(
     _: &dyn Fn(usize, &Memory) -> bool,
     _: &str,
     _: &[Lexical],
-    _: usize,
+    _: (usize, &FuseParams),
     _: &mut Vec<String>,
 ) -> Vec<Fused> {
     match *tier {}
@@ -140,6 +147,8 @@ pub struct Pool {
     pub hits: Vec<Hit>,
     pub limit: usize,
     pub explain: bool,
+    /// The fusion's constants.
+    pub params: FuseParams,
 }
 
 /// The lexical `hits` fused with meaning: the best `limit`, each scored by
@@ -150,7 +159,7 @@ pub fn fused_hits(
     lib: &crate::index::Library,
     filter: &dyn Fn(usize, &Memory) -> bool,
     query: &str,
-    Pool { hits, limit, explain }: Pool,
+    Pool { hits, limit, explain, params }: Pool,
     warnings: &mut Vec<String>,
 ) -> Vec<Hit> {
     let lexical: Vec<Lexical> =
@@ -158,8 +167,7 @@ pub fn fused_hits(
     let mut by_doc: std::collections::HashMap<usize, Hit> =
         hits.into_iter().map(|h| (h.doc, h)).collect();
     let path = |doc: usize| lib.docs.memory(doc).map(|m| m.file()).unwrap_or_default();
-    let params = FuseParams::default();
-    fuse(tier, roots, lib, filter, query, &lexical, limit, warnings)
+    fuse(tier, roots, lib, filter, query, &lexical, (limit, &params), warnings)
         .into_iter()
         .enumerate()
         .map(|(i, f)| {
