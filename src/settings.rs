@@ -249,3 +249,14 @@ fn no_project(root: &Root) -> Error {
     Error::input(format!("no memory root at {} (ROOT.md is missing)", root.dir.display()))
         .hint("run `mem init` there first, or check --project / MEM_PROJECT_DIR")
 }
+
+/// Default number of memories per root before `stats` and `lint` warn.
+pub const DEFAULT_MAX_ENTRIES: usize = 500;
+
+/// Memories per root before a warning, from `$MEM_MAX_ENTRIES`.
+pub fn max_entries() -> usize {
+    std::env::var("MEM_MAX_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_ENTRIES)
+}

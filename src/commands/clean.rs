@@ -82,7 +82,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let mut locks = Vec::new();
     if args.yes {
         for root in &roots {
-            locks.push(crate::commands::pending::writing(root)?);
+            locks.push(crate::ops::writing::writing(root)?);
         }
     }
     // By relevance, or else by age and hits; the other filters narrow.

@@ -157,7 +157,7 @@ fn git(project: &Root, out: &mut Vec<Finding>) {
     let Some(hooks) = run(&["rev-parse", "--git-path", "hooks"]) else { return };
     let hooks = top.join(hooks);
     let hook = std::fs::read_to_string(hooks.join("pre-commit")).unwrap_or_default();
-    if !hook.contains(crate::commands::hook::MARK) {
+    if !hook.contains(crate::ops::git::HOOK_MARK) {
         out.push(Finding {
             check: "hook",
             problem: "no pre-commit hook checks the memory's generated files before a commit"

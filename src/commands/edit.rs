@@ -38,7 +38,7 @@ Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG (created from a template if new)
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::complete::memory_paths))]
     pub path: String,
     /// Drop the draft an earlier edit kept, without opening the editor
     #[arg(long)]
@@ -94,7 +94,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // So is a new memory's category: a near miss of one that exists is refused.
     let new_category = match file.is_file() {
         true => None,
-        false => crate::commands::naming::new_category(ctx, root, &rel, args.new_category)?,
+        false => crate::ops::naming::new_category(ctx, root, &rel, args.new_category)?,
     };
     let draft = draft_path(&root.dir, &rel);
     let pending = crate::store::files::text(&root.dir, &draft)?;
@@ -164,7 +164,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
-    let _lock = crate::commands::pending::writing(root)?;
+    let _lock = crate::ops::writing::writing(root)?;
     let now = crate::store::files::text(&root.dir, &file)?;
     if after != start && now != before {
         return Err(Error::input(format!(
@@ -198,7 +198,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     remove_file(&root.dir, &draft)?;
     let compiled = refresh(root)?.0;
     let notes =
-        crate::commands::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
+        crate::ops::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
     let warnings = crate::ops::visibility::held_back_warning(ctx, None, true).into_iter().collect();
     Ok(Report { notes, warnings, ..report(action, resumed, history_file, compiled) })
 }

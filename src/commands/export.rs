@@ -5,22 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::commands::filter::Filter;
 use crate::commands::hostfiles::{Host, Outcome};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
-use crate::model::roots::Scope;
+use crate::ops::exchange::{Export, Exported, SCHEMA, to_json};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::scan::walk;
-use crate::store::state::{self, Hits};
+use crate::store::state;
 use crate::store::write::write_atomic;
-
-/// The export format's name and version.
-pub const SCHEMA: &str = "mem-export/1";
 
 /// Export every memory of the selected roots.
 #[derive(Debug, clap::Args)]
@@ -143,29 +140,6 @@ impl crate::output::Report for HostReport {
     fn exit_code(&self) -> i32 {
         i32::from(self.check && self.stale)
     }
-}
-
-/// The export document.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Export {
-    pub schema: String,
-    pub memories: Vec<Exported>,
-    /// What `mem export --json` said on stderr too; read and ignored, so
-    /// its output imports as well as the file `--output` writes.
-    #[serde(default, skip_serializing)]
-    pub warnings: Vec<String>,
-}
-
-/// One exported memory.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Exported {
-    pub root: Scope,
-    pub path: String,
-    pub frontmatter: serde_json::Map<String, serde_json::Value>,
-    pub body: String,
-    pub hits: Option<Hits>,
 }
 
 /// What export produced.
@@ -300,13 +274,6 @@ fn read_doc(root: &Path, path: &Path) -> Result<Document> {
         .ok_or_else(|| Error::not_found(format!("{}: no such file", path.display())))?;
     Document::parse(&text)
         .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))
-}
-
-pub(super) fn to_json(meta: &yaml_serde::Mapping) -> serde_json::Map<String, serde_json::Value> {
-    match serde_json::to_value(meta) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
-    }
 }
 
 fn markdown(export: &Export) -> String {

@@ -10,7 +10,7 @@ use crate::model::usage::{Relevance, Tier};
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Filter {
     /// Only this category
-    #[arg(long, short, add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::categories))]
+    #[arg(long, short, add = clap_complete::engine::ArgValueCompleter::new(crate::commands::complete::categories))]
     pub category: Option<String>,
     /// Only this kind (fact, rule, decision, …)
     #[arg(long, short)]

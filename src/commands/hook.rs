@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::ops::staged::git;
+use crate::ops::git::{HOOK_MARK, git};
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::write_atomic;
 
-pub(crate) const MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
 const BEGIN: &str = "# >>> mem: generated memory files >>>";
 const END: &str = "# <<< mem <<<";
 
@@ -216,7 +215,7 @@ fn hook_script(
         ));
     }
     format!(
-        "#!/bin/sh\n{MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{previous}\" ]; then\n  \"$here/{previous}\" \"$@\" || exit $?\nfi\n\
+        "#!/bin/sh\n{HOOK_MARK}\nhere=\"$(dirname \"$0\")\"\nif [ -x \"$here/{previous}\" ]; then\n  \"$here/{previous}\" \"$@\" || exit $?\nfi\n\
          MEM={exe}\n[ -x \"$MEM\" ] || MEM=mem\n{run}",
         exe = sh_quote(&exe.display().to_string()),
     )
@@ -237,7 +236,7 @@ fn install_hook(
     let note = match existing.as_deref() {
         Some(text) if text == script => return Ok(format!("{name} hook already installed")),
         // An earlier mem's hook: replaced, the chain to a previous hook kept.
-        Some(text) if text.contains(MARK) => format!("updated {what}"),
+        Some(text) if text.contains(HOOK_MARK) => format!("updated {what}"),
         _ if existing.is_some() || hook.exists() => {
             let previous = hooks.join(format!("{name}.before-mem"));
             if previous.exists() {
@@ -267,7 +266,7 @@ fn sh_quote(s: &str) -> String {
 
 fn uninstall_hook(hooks: &Path, name: &str) -> Result<String> {
     let hook = hooks.join(name);
-    if !fs::read_to_string(&hook).is_ok_and(|t| t.contains(MARK)) {
+    if !fs::read_to_string(&hook).is_ok_and(|t| t.contains(HOOK_MARK)) {
         return Ok(format!("no mem {name} hook to remove"));
     }
     fs::remove_file(&hook).map_err(|e| Error::io(&hook, e))?;

@@ -18,7 +18,7 @@ use crate::settings::Context;
 use crate::store::state::{self};
 use crate::store::write::{save_history, write_atomic};
 
-use super::export::{Export, Exported, SCHEMA, to_json};
+use crate::ops::exchange::{Export, Exported, SCHEMA, to_json};
 
 /// Bring back memories from `mem export`.
 #[derive(Debug, clap::Args)]
@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // other root's memories too.
     let named = ctx.selection != crate::settings::Selection::Both;
     let root = target(ctx)?;
-    let _lock = if args.dry_run { None } else { Some(crate::commands::pending::writing(root)?) };
+    let _lock = if args.dry_run { None } else { Some(crate::ops::writing::writing(root)?) };
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();

@@ -6,20 +6,17 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
+use crate::model::memory::DEFAULT_CATEGORIES;
 use crate::model::roots::Scope;
 use crate::output::Style;
 use crate::settings::{Context, Selection};
+use crate::store::gitignore::{GITIGNORE, ignore_lines, missing_ignores};
 use crate::store::write::write_atomic;
-
-/// The categories every new root starts with.
-pub const DEFAULT_CATEGORIES: [&str; 6] =
-    ["rules", "decisions", "pitfalls", "preferences", "facts", "references"];
 
 const ROOT_EN: &str = include_str!("../../templates/root.en.md");
 const ROOT_ZH: &str = include_str!("../../templates/root.zh.md");
 const GLOBAL_EN: &str = include_str!("../../templates/root.global.en.md");
 const GLOBAL_ZH: &str = include_str!("../../templates/root.global.zh.md");
-const GITIGNORE: &str = include_str!("../../templates/gitignore");
 
 /// Create a memory root (the project's `.memory/`, or the global one with --global).
 #[derive(Debug, clap::Args)]
@@ -115,28 +112,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let categories = DEFAULT_CATEGORIES.to_vec();
     let (action, gitignore_added) = ("created", Vec::new());
     Ok(Report { scope, root: dir, action, lang: args.lang, categories, gitignore_added })
-}
-
-/// The ignore lines of the generated `.gitignore` (its comments left out).
-fn ignore_lines() -> impl Iterator<Item = &'static str> {
-    GITIGNORE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-}
-
-/// The generated `.gitignore`'s lines that `existing` lacks (a line is there
-/// when some line of it reads the same, trimmed).
-pub fn missing_ignores(existing: &str) -> Vec<&'static str> {
-    ignore_lines().filter(|want| !existing.lines().any(|l| l.trim() == *want)).collect()
-}
-
-/// The generated `.gitignore`'s lines that the root in `dir` lacks (all of
-/// them when it has none; none when it cannot be read).
-pub fn gitignore_lacks(dir: &std::path::Path) -> Vec<String> {
-    let text = match crate::store::files::text(dir, &dir.join(".gitignore")) {
-        Ok(Some(text)) => text,
-        Ok(None) => String::new(),
-        Err(_) => return Vec::new(),
-    };
-    missing_ignores(&text).into_iter().map(str::to_string).collect()
 }
 
 /// Add to the root's `.gitignore` the generated lines it lacks, after its

@@ -1,11 +1,12 @@
 //! One module per verb, plus what several share (`filter`: the flags that
-//! pick memories; `naming`: what is said of a name that is new, mistyped or
-//! crosses the hard-rule boundary). A verb's module holds its clap `Args`
+//! pick memories; `complete`: what a shell completes their arguments with;
+//! `hostfiles`: the agent hosts' rule files). A verb's module holds its clap `Args`
 //! and turns them into the options of an operation of [`crate::ops`] where
 //! there is one; [`crate::cli`] parses the command line and calls them.
 
 pub mod clean;
 pub mod compile;
+pub mod complete;
 pub mod completions;
 pub mod context;
 pub mod doctor;
@@ -24,8 +25,6 @@ pub mod list;
 pub mod mcp;
 pub mod merge_driver;
 pub mod model;
-pub mod naming;
-pub mod pending;
 pub mod prompt;
 pub mod recall;
 pub mod remember;

@@ -7,11 +7,11 @@
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::commands::naming;
 use crate::model::frontmatter::Document;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::ops::compile::refresh;
+use crate::ops::naming;
 use crate::output::Style;
 use crate::settings::Context;
 use crate::store::write::{history_dir, move_file, stage_atomic};
@@ -23,7 +23,7 @@ use crate::store::write::{history_dir, move_file, stage_atomic};
 )]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::complete::memory_paths))]
     pub from: String,
     /// Its new path, as CATEGORY/SLUG (in the same root)
     pub to: String,
@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let Some((root, _)) = ctx.locate(&from)? else {
         return Err(naming::no_such_memory(ctx, &from, false));
     };
-    let _lock = if args.dry_run { None } else { Some(crate::commands::pending::writing(root)?) };
+    let _lock = if args.dry_run { None } else { Some(crate::ops::writing::writing(root)?) };
     let Some((root, source)) = ctx.locate(&from)? else {
         return Err(Error::input(format!("{from}: no such memory")).hint("it was moved meanwhile"));
     };
@@ -89,9 +89,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             .hint("pick another name, or forget that memory first"));
     }
     let mut notes: Vec<String> =
-        crate::commands::naming::new_category(ctx, root, &to, args.new_category)?
-            .into_iter()
-            .collect();
+        crate::ops::naming::new_category(ctx, root, &to, args.new_category)?.into_iter().collect();
     let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
     let (was, now) = (naming::is_rule(&from, &bytes), naming::is_rule(&to, &bytes));
     notes.extend(naming::rule_change(&to, was, now));

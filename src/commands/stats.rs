@@ -20,9 +20,6 @@ use crate::settings::Context;
 use crate::store::scan::{load_files, walk};
 use crate::store::usage::Uses;
 
-/// Default number of memories per root before `stats` and `lint` warn.
-pub const DEFAULT_MAX_ENTRIES: usize = 500;
-
 /// Show what the memory roots hold.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -131,14 +128,6 @@ pub fn language(text: &str) -> &'static str {
     }
 }
 
-/// Memories per root before a warning, from `$MEM_MAX_ENTRIES`.
-pub fn max_entries() -> usize {
-    std::env::var("MEM_MAX_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_MAX_ENTRIES)
-}
-
 fn path_count<S: serde::Serializer>(
     top: &[(String, u64)],
     s: S,
@@ -155,7 +144,7 @@ fn path_updated<S: serde::Serializer>(
 
 /// Gather the figures.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let max = max_entries();
+    let max = crate::settings::max_entries();
     let mut roots = Vec::new();
     let mut project_paths: HashSet<String> = HashSet::new();
     let mut warnings = Vec::new();

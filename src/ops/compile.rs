@@ -100,7 +100,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
                 crate::store::pending::FIX
             ));
         }
-        if args.staged && crate::ops::staged::in_repository(&root.dir) {
+        if args.staged && crate::ops::git::in_repository(&root.dir) {
             reports.push(compile_staged(root)?);
             continue;
         }
@@ -143,7 +143,7 @@ fn relative(path: &std::path::Path) -> String {
 /// `--check --staged`: check `root` as git's index holds it; the report
 /// names the root's own files.
 fn compile_staged(root: &Root) -> Result<RootReport> {
-    let staged = crate::ops::staged::export(root)?;
+    let staged = crate::ops::git::staged(root)?;
     let mut report = compile_root(&staged.root, true, false)?;
     let (from, to) = (staged.root.dir.display().to_string(), root.dir.display().to_string());
     report.diff = report.diff.replace(&from, &to);

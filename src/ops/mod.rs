@@ -11,12 +11,29 @@
 //!   refreshes its root through it.
 //! - [`visibility`]: what an agent may be shown (role and trust), in one
 //!   place; [`filter`]: the criteria that pick memories.
-//! - [`staged`]: a root as git's index holds it, for a pre-commit check.
+//! - [`exchange`]: the document `mem export` writes and `mem import` reads.
+//! - [`trash`]: what was forgotten, newest first; [`history`]: a memory's
+//!   saved versions.
+//! - [`writing`]: a root locked for a write that recompiles after it,
+//!   even after a crash; [`naming`]: what is said of a name that is new,
+//!   mistyped or crosses the hard-rule boundary.
+//! - [`git`]: running git, and a root as git's index holds it, for the
+//!   pre-commit check.
 
 pub mod compile;
 pub mod context;
+pub mod exchange;
 pub mod filter;
+pub mod forget;
+pub mod git;
+pub mod history;
+pub mod inspect;
+pub mod list;
+pub mod naming;
+pub mod prompt;
 pub mod recall;
-pub mod staged;
+pub mod remember;
 pub mod tier;
+pub mod trash;
 pub mod visibility;
+pub mod writing;

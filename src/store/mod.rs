@@ -7,6 +7,7 @@
 //! shown, and [`trust`] what the user trusted of a project root.
 
 pub mod files;
+pub mod gitignore;
 pub mod pending;
 pub mod scan;
 pub mod session;

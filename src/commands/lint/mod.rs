@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use crate::base::error::Result;
 use crate::base::secrets;
-use crate::commands::stats::max_entries;
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::memory::keys::KEYS;
@@ -15,6 +14,7 @@ use crate::model::roots::Root;
 use crate::ops::compile::stale;
 use crate::output::Style;
 use crate::settings::Context;
+use crate::settings::max_entries;
 use crate::store::scan::walk;
 
 mod between;

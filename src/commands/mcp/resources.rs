@@ -12,10 +12,11 @@ use rmcp::model::{
 
 use super::trusted::trusted_list;
 use crate::base::error::Error;
-use crate::commands::filter::Filter;
-use crate::commands::{list, prompt};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
+use crate::ops::filter::Filter;
+use crate::ops::list;
+use crate::ops::prompt;
 use crate::ops::visibility;
 use crate::ops::visibility::visible_to;
 use crate::settings::Context;
@@ -80,9 +81,9 @@ pub fn get_prompt(
             super::block::block(ctx, query, budget, None, Vec::new()).map_err(to_error)?
         }
         "memory-consolidate" => {
-            let kind = prompt::Kind::Consolidate { since: arg("since") };
             // The instructions and the list of memories, as the CLI prints them.
-            let report = prompt::run(ctx, &prompt::Args { kind }).map_err(to_error)?;
+            let report =
+                prompt::run(ctx, &prompt::Options { since: arg("since") }).map_err(to_error)?;
             crate::output::Report::human(&report, &crate::output::Style { color: false })
         }
         other => {
@@ -115,8 +116,12 @@ pub fn resources(ctx: &Context) -> Result<Vec<Resource>, ErrorData> {
             .with_mime_type("text/markdown"),
     ];
     let (ctx, _, gate) = visibility::gated(ctx.clone());
-    let args =
-        list::Args { filter: Filter::default(), sort: list::Sort::Name, limit: None, long: false };
+    let args = list::Options {
+        filter: Filter::default(),
+        sort: list::Sort::Name,
+        limit: None,
+        long: false,
+    };
     let Ok(mut listed) = list::run(&ctx, &args) else { return Ok(out) };
     if let Some((root, gate)) = &gate {
         trusted_list(&mut listed, root, gate);

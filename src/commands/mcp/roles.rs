@@ -32,7 +32,7 @@ pub(super) fn refuse_hidden(ctx: &Context, path: &str) -> Result<()> {
     if hidden(ctx, path)
         && let Ok(rel) = RelPath::parse(path)
     {
-        return Err(crate::commands::naming::no_such_memory(ctx, &rel, true));
+        return Err(crate::ops::naming::no_such_memory(ctx, &rel, true));
     }
     Ok(())
 }

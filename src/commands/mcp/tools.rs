@@ -11,11 +11,14 @@ use super::trusted::{trusted_detail, trusted_list};
 use super::{Server, answer};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::Error;
-use crate::commands::{forget, inspect, list, remember};
 use crate::model::relpath::RelPath;
 use crate::model::roots::Scope;
 use crate::ops::filter::Filter;
+use crate::ops::forget;
+use crate::ops::inspect;
+use crate::ops::list;
 use crate::ops::recall;
+use crate::ops::remember;
 use crate::ops::visibility;
 use crate::ops::visibility::visible_to;
 use crate::settings::Selection;
@@ -222,7 +225,7 @@ impl Server {
             Ok(session) => session,
             Err(e) => return answer::<remember::Report>("remember", Err(e)),
         };
-        let args = remember::Args {
+        let args = remember::Options {
             path: p.path,
             body: p.body,
             title: p.title,
@@ -297,7 +300,7 @@ impl Server {
     /// memory_remember with supersedes, which keeps the history.
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
-        let args = forget::Args { path: p.path, dry_run: false, as_agent: true };
+        let args = forget::Options { path: p.path, dry_run: false, as_agent: true };
         answer(
             "forget",
             self.context().and_then(|ctx| {
@@ -317,7 +320,7 @@ impl Server {
     /// without a path, the memory roots with their counts, shadowed files and unreadable files.
     #[tool]
     fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
-        let args = inspect::Args { path: p.path, secrets: false, as_agent: true };
+        let args = inspect::Options { path: p.path, secrets: false, as_agent: true };
         answer(
             "inspect",
             self.context().and_then(|ctx| {
@@ -390,13 +393,8 @@ impl Server {
                 return answer::<list::Report>("list", Err(e));
             }
         };
-        let filter = crate::commands::filter::Filter {
-            category: p.category,
-            kind: p.kind,
-            tag: p.tag,
-            ..Default::default()
-        };
-        let args = list::Args { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
+        let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() };
+        let args = list::Options { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
         answer(
             "list",
             self.context().and_then(|ctx| {

@@ -2,9 +2,10 @@
 //! trusted.
 
 use crate::base::error::{self, Error};
-use crate::commands::{inspect, list};
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
+use crate::ops::inspect;
+use crate::ops::list;
 use crate::store::trust::Gate;
 
 /// Rebuild a project memory's detail from the one buffer whose digest was

@@ -124,6 +124,10 @@ pub fn over_budget<'a>(
     })
 }
 
+/// The categories every new root starts with.
+pub const DEFAULT_CATEGORIES: [&str; 6] =
+    ["rules", "decisions", "pitfalls", "preferences", "facts", "references"];
+
 /// The kind a default category implies, as `(category, kind)`: a memory
 /// without `kind:` in one of these folders has that kind.
 pub const CATEGORY_KINDS: [(&str, &str); 6] = [

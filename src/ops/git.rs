@@ -1,6 +1,7 @@
-//! What a commit will hold: a memory root as git's index has it, exported
-//! to a temporary folder, so `mem compile --check --staged` (the pre-commit
-//! hook) judges the staged files, not the working tree.
+//! git as mem uses it: running it, the mark of the hook `mem hook install`
+//! adds, and what a commit will hold: a memory root as git's index has it,
+//! exported to a temporary folder, so `mem compile --check --staged` (the
+//! pre-commit hook) judges the staged files, not the working tree.
 
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -8,6 +9,10 @@ use std::process::{Command, Stdio};
 
 use crate::base::error::{Error, Result};
 use crate::model::roots::Root;
+
+/// The line that marks a hook as mem's own (`mem hook install` writes
+/// it, `mem hook uninstall` and `mem doctor` look for it).
+pub const HOOK_MARK: &str = "# Installed by `mem hook install`; `mem hook uninstall` removes it.";
 
 /// Run git in `dir`; stdout trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
@@ -36,7 +41,7 @@ pub fn in_repository(dir: &std::path::Path) -> bool {
 
 /// Export the staged files of `root` (regular files only: a staged link is
 /// left out, as the hook's checks never follow one out of the root).
-pub fn export(root: &Root) -> Result<Staged> {
+pub fn staged(root: &Root) -> Result<Staged> {
     let top = PathBuf::from(git(&root.dir, &["rev-parse", "--show-toplevel"])?);
     let canonical = |p: &Path| p.canonicalize().map_err(|e| Error::io(p, e));
     let rel = canonical(&root.dir)?.strip_prefix(canonical(&top)?).map(Path::to_path_buf).map_err(

@@ -12,7 +12,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::settings::Context;
 
-use super::args::Args;
+use super::options::Options;
 
 pub(super) fn read_body(arg: Option<&str>) -> Result<Option<String>> {
     let mut body = match arg {
@@ -50,7 +50,7 @@ pub(super) fn read_existing(
 pub(super) fn draft_create(
     ctx: &Context,
     rel: &RelPath,
-    args: &Args,
+    args: &Options,
     body: Option<String>,
     session: Option<&str>,
 ) -> Result<Document> {
@@ -68,7 +68,7 @@ pub(super) fn draft_create(
         // make an empty one nobody asked for.
         return Err(match flags {
             true => Error::input(format!("{rel}: no such memory to update")).hint(
-                match crate::commands::naming::nearest_memories(ctx, rel, args.as_agent) {
+                match crate::ops::naming::nearest_memories(ctx, rel, args.as_agent) {
                     Some(ask) => format!("{ask} To create {rel}, give its text as BODY (or `-`)"),
                     None => "give its text as BODY (or `-` to read stdin) to create it; `mem list` shows what exists".to_string(),
                 },
@@ -91,7 +91,7 @@ pub(super) fn draft_create(
 pub(super) fn draft_update(
     ctx: &Context,
     before: &Document,
-    args: &Args,
+    args: &Options,
     body: Option<String>,
     file: &std::path::Path,
     session: Option<&str>,
@@ -127,7 +127,7 @@ pub(super) fn previous_updated(doc: &Document, file: &std::path::Path) -> i64 {
 }
 
 /// Set the one-line keys the flags name (these come before the dates).
-pub(super) fn apply_lines(doc: &mut Document, args: &Args) {
+pub(super) fn apply_lines(doc: &mut Document, args: &Options) {
     let text_flags = [
         ("title", &args.title),
         ("kind", &args.kind),
@@ -163,7 +163,7 @@ pub(super) fn apply_session(doc: &mut Document, session: Option<&str>) {
 
 /// The session a write is made in: `--session`, else `$MEM_SESSION`
 /// (empty: none); one that cannot name a session is refused.
-pub(super) fn session(args: &Args) -> Result<Option<String>> {
+pub(super) fn session(args: &Options) -> Result<Option<String>> {
     let (id, from) = match &args.session {
         Some(id) => (id.trim().to_string(), "--session".to_string()),
         None => match std::env::var("MEM_SESSION") {
@@ -181,7 +181,7 @@ pub(super) fn session(args: &Args) -> Result<Option<String>> {
 }
 
 /// Set the list and link keys the flags name (these come after the dates).
-pub(super) fn apply_lists(doc: &mut Document, args: &Args) {
+pub(super) fn apply_lists(doc: &mut Document, args: &Options) {
     if !args.load_when.is_empty() {
         doc.set("load_when", list(&args.load_when));
     }

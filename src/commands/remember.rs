@@ -1,4 +1,8 @@
-//! `mem remember`'s command line.
+//! `mem remember`: the command line of [`crate::ops::remember`].
+
+use crate::base::error::Result;
+use crate::ops::remember::{Options, Report};
+use crate::settings::Context;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -15,7 +19,7 @@ Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The memory, as CATEGORY/SLUG
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::completions::memory_paths))]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::commands::complete::memory_paths))]
     pub path: String,
     /// The Markdown body; `-` reads it from stdin. On update, omit it to keep the body
     pub body: Option<String>,
@@ -64,8 +68,28 @@ pub struct Args {
     /// (refused otherwise, as a likely typo)
     #[arg(long)]
     pub new_category: bool,
-    /// Written by an agent acting as `$MEM_ROLE` (`mem mcp`): another role's
-    /// private memories are not listed or named in the reply.
-    #[arg(skip)]
-    pub as_agent: bool,
+}
+
+/// Create or update the memory.
+pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    let options = Options {
+        path: args.path.clone(),
+        body: args.body.clone(),
+        title: args.title.clone(),
+        summary: args.summary.clone(),
+        highlight: args.highlight.clone(),
+        kind: args.kind.clone(),
+        load_when: args.load_when.clone(),
+        tags: args.tags.clone(),
+        pin: args.pin,
+        unpin: args.unpin,
+        role: args.role.clone(),
+        relevance: args.relevance,
+        session: args.session.clone(),
+        supersedes: args.supersedes.clone(),
+        allow_secret: args.allow_secret,
+        new_category: args.new_category,
+        as_agent: false,
+    };
+    crate::ops::remember::run(ctx, &options)
 }

@@ -42,7 +42,7 @@ pub fn new_category(
 /// The category folders of the selected roots, and the default categories.
 fn known_categories(ctx: &Context) -> Vec<String> {
     let mut names: Vec<String> =
-        crate::commands::init::DEFAULT_CATEGORIES.iter().map(|c| c.to_string()).collect();
+        crate::model::memory::DEFAULT_CATEGORIES.iter().map(|c| c.to_string()).collect();
     for root in ctx.selected() {
         let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
         for entry in entries.flatten() {
@@ -89,7 +89,7 @@ pub fn nearest_memories(ctx: &Context, rel: &RelPath, as_agent: bool) -> Option<
 /// "did you mean …?" naming the trashed memories of the selected roots
 /// nearest to `rel` (what `mem restore` could bring back); None when none is.
 pub fn nearest_trashed(ctx: &Context, rel: &RelPath) -> Option<String> {
-    let trash = crate::commands::trash::run(ctx, &Default::default()).ok()?.trashed;
+    let trash = crate::ops::trash::run(ctx, &Default::default()).ok()?.trashed;
     let mut paths: Vec<&str> = trash.iter().map(|t| t.path.trim_end_matches(".md")).collect();
     paths.sort();
     paths.dedup();

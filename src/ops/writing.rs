@@ -27,6 +27,8 @@ pub struct Writing {
 pub fn writing(root: &Root) -> Result<Writing> {
     let lock = lock_root(&root.dir)?;
     if marked(root) {
+        // Logged by `mem mcp` (the command line sets up the log).
+        #[cfg(feature = "cli")]
         tracing::info!("{}: recompiling after an interrupted write", root.dir.display());
         refresh(root)?;
     }

@@ -1,15 +1,15 @@
-//! `mem remember`: create or update one memory.
+//! Remember: create or update one memory.
 //!
 //! An update rewrites only the frontmatter keys it was given (unknown keys
 //! keep their place), keeps `created`, sets `updated`, and saves the previous
 //! text under `.history/` first. A body is replaced only when one is given.
 
-mod args;
 mod checks;
 mod draft;
+mod options;
 
-pub use args::Args;
 use draft::{draft_create, draft_update, previous_updated, read_body, read_existing, session};
+pub use options::Options;
 
 use checks::{
     after_write, manifest, near_duplicates, refuse_secrets, refuse_unreadable, resident_warning,
@@ -71,7 +71,7 @@ pub enum Action {
 }
 
 /// Create or update the memory.
-pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     // What the reply may name: everything, or for an agent what its role sees.
     let may_name =
         |m: &Memory| !args.as_agent || crate::ops::visibility::visible_to(m, ctx.role.as_ref());
@@ -84,7 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // Held from the read to the last write: a memory created or changed
     // meanwhile is read here, and this write applies on top of it.
     let locked: Vec<&Root> = std::iter::once(root).chain(old.as_ref().map(|(r, _)| *r)).collect();
-    let _locks = crate::commands::pending::writing_all(&locked)?;
+    let _locks = crate::ops::writing::writing_all(&locked)?;
     let previous = read_existing(root, &file)?;
     if previous.is_none() {
         rel.check_portable()?;
@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     };
     let mut notes = Vec::new();
     if previous.is_none() {
-        notes.extend(crate::commands::naming::new_category(ctx, root, &rel, args.new_category)?);
+        notes.extend(crate::ops::naming::new_category(ctx, root, &rel, args.new_category)?);
     }
     // What is there before the write: the index of every root (to find
     // near-duplicates by ranking, not by reading every file) and the
@@ -144,8 +144,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             }
             warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms, &may_name));
             if let Some((old_text, old_doc)) = &previous {
-                let was = crate::commands::naming::is_rule(&rel, old_text);
-                notes.extend(crate::commands::naming::rule_change(&rel, was, memory.is_rule()));
+                let was = crate::ops::naming::is_rule(&rel, old_text);
+                notes.extend(crate::ops::naming::rule_change(&rel, was, memory.is_rule()));
                 let at = previous_updated(old_doc, &file);
                 history = Some(save_history(&root.dir, &rel, at, old_text.as_bytes())?);
             }
@@ -208,7 +208,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
 /// Check `--supersedes` names another live memory; returns its root and path.
 fn resolve_supersedes<'a>(
     ctx: &'a Context,
-    args: &Args,
+    args: &Options,
     rel: &RelPath,
 ) -> Result<Option<(&'a Root, RelPath)>> {
     let Some(arg) = &args.supersedes else { return Ok(None) };
