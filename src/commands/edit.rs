@@ -121,46 +121,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     // A draft an earlier edit kept is what the person typed: it is opened
     // again, never the memory it would replace.
     let resumed = pending.is_some();
-    let start = match (&pending, &before) {
-        (Some(text), _) => {
-            eprintln!(
-                "{}",
-                crate::base::text::terminal_safe(
-                    &format!("resuming the draft an earlier edit kept: {}", draft.display()),
-                    false
-                )
-            );
-            text.clone()
-        }
-        (None, Some(text)) => text.clone(),
-        (None, None) => TEMPLATE
-            .replace("{id}", &rel.file())
-            .replace("{kind}", crate::model::memory::default_kind(&rel))
-            .replace("{now}", &crate::base::time::iso_ms(ctx.now_ms)),
-    };
+    let start = starting_text(ctx, &rel, &draft, pending.as_ref(), before.as_ref());
     if pending.is_none() {
         write_atomic(&root.dir, &draft, start.as_bytes())?;
     }
-    let after = loop {
-        open(&editor, &draft)?;
-        let text = draft_text(&root.dir, &draft)?;
-        let Err(refusal) = check(&rel, &text, args.allow_secret) else { break text };
-        let said = format!("{}:{}: {}", draft.display(), refusal.line, refusal.message);
-        match ask(&said) {
-            Choice::Edit => continue,
-            Choice::Discard => {
-                remove_file(&root.dir, &draft)?;
-                return Ok(report("discarded", resumed, None, Vec::new()));
-            }
-            Choice::Keep => {
-                return Err(Error::input(said).hint(format!(
-                    "your text is kept in {}; run `mem edit {}` to go on with it, or `mem edit {} --discard` to drop it",
-                    draft.display(),
-                    rel.file(),
-                    rel.file()
-                )));
-            }
-        }
+    let Some(after) = edited(&editor, &root.dir, &draft, &rel, args.allow_secret)? else {
+        return Ok(report("discarded", resumed, None, Vec::new()));
     };
     // The editor may have been open for minutes: the file is read again
     // under the root's write lock, and a change made meanwhile is not lost.
@@ -201,6 +167,68 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         crate::ops::naming::edit_notes(&rel, action, before.as_deref(), &after, new_category);
     let warnings = crate::ops::visibility::held_back_warning(ctx, None, true).into_iter().collect();
     Ok(Report { notes, warnings, ..report(action, resumed, history_file, compiled) })
+}
+
+/// What the editor opens: a draft an earlier edit kept (what the person
+/// typed, never the memory it would replace), else the memory, else a new
+/// memory's template.
+fn starting_text(
+    ctx: &Context,
+    rel: &RelPath,
+    draft: &Path,
+    pending: Option<&String>,
+    before: Option<&String>,
+) -> String {
+    match (pending, before) {
+        (Some(text), _) => {
+            eprintln!(
+                "{}",
+                crate::base::text::terminal_safe(
+                    &format!("resuming the draft an earlier edit kept: {}", draft.display()),
+                    false
+                )
+            );
+            text.clone()
+        }
+        (None, Some(text)) => text.clone(),
+        (None, None) => TEMPLATE
+            .replace("{id}", &rel.file())
+            .replace("{kind}", crate::model::memory::default_kind(rel))
+            .replace("{now}", &crate::base::time::iso_ms(ctx.now_ms)),
+    }
+}
+
+/// The draft as the person left it in the editor, opened again until it
+/// passes the checks or they give up: None when they discard it (it is
+/// removed), an error when they keep it for later.
+fn edited(
+    editor: &str,
+    dir: &Path,
+    draft: &Path,
+    rel: &RelPath,
+    allow_secret: bool,
+) -> Result<Option<String>> {
+    loop {
+        open(editor, draft)?;
+        let text = draft_text(dir, draft)?;
+        let Err(refusal) = check(rel, &text, allow_secret) else { return Ok(Some(text)) };
+        let said = format!("{}:{}: {}", draft.display(), refusal.line, refusal.message);
+        match ask(&said) {
+            Choice::Edit => continue,
+            Choice::Discard => {
+                remove_file(dir, draft)?;
+                return Ok(None);
+            }
+            Choice::Keep => {
+                return Err(Error::input(said).hint(format!(
+                    "your text is kept in {}; run `mem edit {}` to go on with it, or `mem edit {} --discard` to drop it",
+                    draft.display(),
+                    rel.file(),
+                    rel.file()
+                )));
+            }
+        }
+    }
 }
 
 /// `after` with `updated` set to `at`, written in the form the file uses,

@@ -55,32 +55,13 @@ pub struct Report {
 
 /// Import.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
-    let text = if args.file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| Error::input(format!("cannot read the export from stdin: {e}")))?;
-        text
-    } else {
-        std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?
-    };
-    let export: Export = serde_json::from_str(&text).map_err(|e| {
-        Error::input(format!("{}: not a mem export: {e}", args.file.display()))
-            .hint("create one with `mem export`")
-    })?;
-    if export.schema != SCHEMA {
-        return Err(Error::input(format!(
-            "{}: schema `{}` is not {SCHEMA}",
-            args.file.display(),
-            export.schema
-        ))
-        .hint("export it again with this version of mem"));
-    }
+    let export = read_export(args)?;
     // `--global` or `--project-only` names the root, and brings the
     // other root's memories too.
     let named = ctx.selection != crate::settings::Selection::Both;
     let root = target(ctx)?;
     let _lock = if args.dry_run { None } else { Some(crate::ops::writing::writing(root)?) };
-    let mut plan = Vec::new();
+    let mut plan: Vec<Step> = Vec::new();
     let mut conflicts = Vec::new();
     let mut secrets = Vec::new();
     // An export holds both roots. Another root's memories are imported only
@@ -101,71 +82,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         })
         .collect();
     for m in chosen {
-        let rel = RelPath::parse(&m.path)
-            .and_then(|rel| rel.check_portable().map(|()| rel))
-            .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
-        let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
-        let file = rel.under(&root.dir);
-        let existing = crate::store::files::text(&root.dir, &file)?;
-        // The same memory, however its file is formatted: nothing to write.
-        let old_doc = existing.as_deref().and_then(|t| Document::parse(t).ok());
-        let same =
-            old_doc.as_ref().is_some_and(|d| to_json(&d.meta) == m.frontmatter && d.body == m.body);
-        // A changed memory keeps the formatting of the lines that did not change.
-        let new = match (&existing, &old_doc) {
-            (Some(text), Some(old)) if !same => {
-                let mut after = old.clone();
-                after.meta = doc.meta.clone();
-                after.body = doc.body.clone();
-                crate::model::frontmatter::edit::render_over(text, old, &after)
-            }
-            (Some(text), _) if same => text.clone(),
-            _ => doc.render(),
-        };
-        let action = match existing {
-            Some(_) if same => "unchanged",
-            Some(old) if old == new => "unchanged",
-            Some(_) if !args.yes => {
-                conflicts.push(rel.file());
-                "differs"
-            }
-            Some(_) => "updated",
-            None => "created",
-        };
-        // A new file whose name differs from another only in case is one
-        // file on Windows and macOS: refused, as remember refuses it.
-        if action == "created" {
-            let dir = rel.under(&root.dir).with_file_name("");
-            let twin = crate::model::relpath::case_twins(&dir, &rel.slug)
-                .into_iter()
-                .next()
-                .or_else(|| {
-                    plan.iter()
-                        .map(|p: &(RelPath, String, &str, Option<crate::store::state::Hits>)| &p.0)
-                        .find(|r| {
-                            r.category == rel.category
-                                && r.slug != rel.slug
-                                && r.slug.eq_ignore_ascii_case(&rel.slug)
-                        })
-                        .map(|r| format!("{}.md", r.slug))
-                });
-            if let Some(twin) = twin {
-                return Err(Error::input(format!(
-                    "{}: {rel} and {}/{twin} differ only in case; on Windows and macOS they are one file",
-                    args.file.display(),
-                    rel.category
-                ))
-                .hint("rename one in the export, then import again"));
-            }
+        let step = planned(args, root, m, &plan)?;
+        if step.2 == "differs" {
+            conflicts.push(step.0.file());
         }
         if !args.allow_secret {
             secrets.extend(
-                crate::base::secrets::scan(&new)
+                crate::base::secrets::scan(&step.1)
                     .into_iter()
-                    .map(|f| format!("{}:{}: {}", rel.file(), f.line, f.what)),
+                    .map(|f| format!("{}:{}: {}", step.0.file(), f.line, f.what)),
             );
         }
-        plan.push((rel, new, action, m.hits));
+        plan.push(step);
     }
     if !secrets.is_empty() {
         return Err(Error::input(format!(
@@ -187,38 +115,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         ));
     }
     let actions = plan.iter().map(|(rel, _, action, _)| (rel.file(), *action)).collect();
-    let mut compiled = Vec::new();
-    if !args.dry_run {
-        for (rel, new, action, _) in &plan {
-            let file = rel.under(&root.dir);
-            let old = crate::store::files::text(&root.dir, &file)?;
-            if *action == "updated" {
-                let old = old.as_deref().unwrap_or("");
-                let updated = crate::model::memory::updated_of(old).unwrap_or(ctx.now_ms);
-                save_history(&root.dir, rel, updated, old.as_bytes())?;
-            }
-            if *action != "unchanged" {
-                write_atomic(&root.dir, &file, new.as_bytes())?;
-                let old = old.as_deref().map(str::as_bytes);
-                crate::store::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
-            }
-        }
-        let known = state::load(&root.dir).0.hits;
-        let new_hits =
-            plan.iter().any(|(rel, _, _, h)| h.is_some_and(|h| known.get(&rel.file()) != Some(&h)));
-        if new_hits {
-            state::update(&root.dir, ctx.now_ms, |s| {
-                for (rel, _, _, hits) in &plan {
-                    if let Some(h) = hits {
-                        s.hits.insert(rel.file(), *h);
-                    }
-                }
-            })?;
-        }
-        if plan.iter().any(|(_, _, action, _)| *action != "unchanged") {
-            compiled = refresh(root)?.0;
-        }
-    }
+    let compiled = if args.dry_run { Vec::new() } else { apply(ctx, root, &plan)? };
     Ok(Report {
         root: root.scope,
         dir: root.dir.clone(),
@@ -227,6 +124,129 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         skipped,
         compiled,
     })
+}
+
+/// One memory to import: where, its new text, what happens to it
+/// (`created`, `updated`, `unchanged`, or `differs` without `--yes`), and
+/// its hits.
+type Step = (RelPath, String, &'static str, Option<crate::store::state::Hits>);
+
+/// The export named on the command line (`-`: stdin), checked for its schema.
+fn read_export(args: &Args) -> Result<Export> {
+    let text = if args.file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| Error::input(format!("cannot read the export from stdin: {e}")))?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file).map_err(|e| Error::io(&args.file, e))?
+    };
+    let export: Export = serde_json::from_str(&text).map_err(|e| {
+        Error::input(format!("{}: not a mem export: {e}", args.file.display()))
+            .hint("create one with `mem export`")
+    })?;
+    if export.schema != SCHEMA {
+        return Err(Error::input(format!(
+            "{}: schema `{}` is not {SCHEMA}",
+            args.file.display(),
+            export.schema
+        ))
+        .hint("export it again with this version of mem"));
+    }
+    Ok(export)
+}
+
+/// What importing `m` into `root` does, after the steps already `planned`.
+fn planned(args: &Args, root: &Root, m: &Exported, plan: &[Step]) -> Result<Step> {
+    let rel = RelPath::parse(&m.path)
+        .and_then(|rel| rel.check_portable().map(|()| rel))
+        .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
+    let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
+    let file = rel.under(&root.dir);
+    let existing = crate::store::files::text(&root.dir, &file)?;
+    // The same memory, however its file is formatted: nothing to write.
+    let old_doc = existing.as_deref().and_then(|t| Document::parse(t).ok());
+    let same =
+        old_doc.as_ref().is_some_and(|d| to_json(&d.meta) == m.frontmatter && d.body == m.body);
+    // A changed memory keeps the formatting of the lines that did not change.
+    let new = match (&existing, &old_doc) {
+        (Some(text), Some(old)) if !same => {
+            let mut after = old.clone();
+            after.meta = doc.meta.clone();
+            after.body = doc.body.clone();
+            crate::model::frontmatter::edit::render_over(text, old, &after)
+        }
+        (Some(text), _) if same => text.clone(),
+        _ => doc.render(),
+    };
+    let action = match existing {
+        Some(_) if same => "unchanged",
+        Some(old) if old == new => "unchanged",
+        Some(_) if !args.yes => "differs",
+        Some(_) => "updated",
+        None => "created",
+    };
+    // A new file whose name differs from another only in case is one
+    // file on Windows and macOS: refused, as remember refuses it.
+    if action == "created" {
+        let dir = rel.under(&root.dir).with_file_name("");
+        let twin =
+            crate::model::relpath::case_twins(&dir, &rel.slug).into_iter().next().or_else(|| {
+                plan.iter()
+                    .map(|p| &p.0)
+                    .find(|r| {
+                        r.category == rel.category
+                            && r.slug != rel.slug
+                            && r.slug.eq_ignore_ascii_case(&rel.slug)
+                    })
+                    .map(|r| format!("{}.md", r.slug))
+            });
+        if let Some(twin) = twin {
+            return Err(Error::input(format!(
+                "{}: {rel} and {}/{twin} differ only in case; on Windows and macOS they are one file",
+                args.file.display(),
+                rel.category
+            ))
+            .hint("rename one in the export, then import again"));
+        }
+    }
+    Ok((rel, new, action, m.hits))
+}
+
+/// Write the plan: each changed memory (an updated one's text saved in
+/// `.history/` first), the hit counts the export brings, then a recompile;
+/// returns what the recompile wrote.
+fn apply(ctx: &Context, root: &Root, plan: &[Step]) -> Result<Vec<String>> {
+    for (rel, new, action, _) in plan {
+        let file = rel.under(&root.dir);
+        let old = crate::store::files::text(&root.dir, &file)?;
+        if *action == "updated" {
+            let old = old.as_deref().unwrap_or("");
+            let updated = crate::model::memory::updated_of(old).unwrap_or(ctx.now_ms);
+            save_history(&root.dir, rel, updated, old.as_bytes())?;
+        }
+        if *action != "unchanged" {
+            write_atomic(&root.dir, &file, new.as_bytes())?;
+            let old = old.as_deref().map(str::as_bytes);
+            crate::store::trust::wrote(&ctx.roots.global.dir, root, rel, old, new.as_bytes());
+        }
+    }
+    let known = state::load(&root.dir).0.hits;
+    let new_hits =
+        plan.iter().any(|(rel, _, _, h)| h.is_some_and(|h| known.get(&rel.file()) != Some(&h)));
+    if new_hits {
+        state::update(&root.dir, ctx.now_ms, |s| {
+            for (rel, _, _, hits) in plan {
+                if let Some(h) = hits {
+                    s.hits.insert(rel.file(), *h);
+                }
+            }
+        })?;
+    }
+    if plan.iter().any(|(_, _, action, _)| *action != "unchanged") {
+        return Ok(refresh(root)?.0);
+    }
+    Ok(Vec::new())
 }
 
 fn target(ctx: &Context) -> Result<&Root> {

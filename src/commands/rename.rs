@@ -4,17 +4,20 @@
 //! a trusted file, its saved versions and hit counts go with it, and the
 //! indexes are recompiled.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
 use crate::model::frontmatter::Document;
+use crate::model::memory::Memory;
 use crate::model::relpath::RelPath;
-use crate::model::roots::Scope;
+use crate::model::roots::{Root, Scope};
 use crate::ops::compile::refresh;
 use crate::ops::naming;
 use crate::output::Style;
 use crate::settings::Context;
-use crate::store::write::{history_dir, move_file, stage_atomic};
+use crate::store::write::{Staged, history_dir, move_file, stage_atomic};
 
 /// Move a memory to another path.
 #[derive(Debug, clap::Args)]
@@ -74,8 +77,76 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     let Some((root, source)) = ctx.locate(&from)? else {
         return Err(Error::input(format!("{from}: no such memory")).hint("it was moved meanwhile"));
     };
-    to.check_portable()?;
     let target = to.under(&root.dir);
+    refuse_target(&to, &target)?;
+    let mut notes: Vec<String> =
+        crate::ops::naming::new_category(ctx, root, &to, args.new_category)?.into_iter().collect();
+    let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
+    let (was, now) = (naming::is_rule(&from, &bytes), naming::is_rule(&to, &bytes));
+    notes.extend(naming::rule_change(&to, was, now));
+    let (old, new) = (from.file(), to.file());
+    let linking = linking(root, &old, args.dry_run);
+    let mut report = Report {
+        dry_run: args.dry_run,
+        root: root.scope,
+        from: old.clone(),
+        to: new.clone(),
+        file: target.clone(),
+        relinked: Vec::new(),
+        compiled: Vec::new(),
+        notes,
+        warnings: Vec::new(),
+    };
+    if args.dry_run {
+        report.relinked = linking.iter().map(|m| m.file()).collect();
+        return Ok(report);
+    }
+    let global = &ctx.roots.global.dir;
+    let moving = Moving { global, root, from: &from, to: &to, source, target, bytes };
+    // Everything that needs room on the disk is written first, beside its
+    // place: the moved file with its `id:` (the relative path) following it,
+    // each memory that links to it with the link following, and what each
+    // of those was, to put back should the recompile fail. If one cannot be
+    // written, nothing has changed. What follows only renames.
+    let moved = repointed(&moving.bytes, &["id"], &old, &new)
+        .map(|text| -> Result<_> {
+            let forth = stage_atomic(&root.dir, &moving.target, text.as_bytes())?;
+            let back = stage_atomic(&root.dir, &moving.source, moving.bytes.as_bytes())?;
+            Ok((text, forth, back))
+        })
+        .transpose()?;
+    let links = stage_links(root, &linking, &old, &new)?;
+    let undo_move = moving.commit_move(moved)?;
+    let mut undo_links = Vec::new();
+    for (rel, text, after, forth, back) in links {
+        forth.commit()?;
+        crate::store::trust::wrote(global, root, &rel, Some(text.as_bytes()), after.as_bytes());
+        report.relinked.push(rel.file());
+        undo_links.push((rel, text, after, back));
+    }
+    report.warnings = keep_history(&root.dir, &from, &to);
+    let (compiled, refreshed) = match refresh(root) {
+        Ok(done) => done,
+        Err(e) => {
+            // The indexes must follow, or the rename is undone (by renames).
+            let left = match moving.undo(undo_move, undo_links) {
+                true => "it was left where it was",
+                false => "it is at the new path",
+            };
+            return Err(Error::input(format!("cannot rename {from}: {}; {left}", e.message)).hint(
+                "fix what the message names (a full disk: free some space), then rename it again",
+            ));
+        }
+    };
+    report.compiled = compiled;
+    report.warnings.extend(refreshed);
+    report.warnings.extend(move_hits(ctx, root, &old, &new));
+    Ok(report)
+}
+
+/// A new name on another only in case, or a file already there, is refused.
+fn refuse_target(to: &RelPath, target: &std::path::Path) -> Result<()> {
+    to.check_portable()?;
     let dir = target.with_file_name("");
     if let Some(twin) = crate::model::relpath::case_twins(&dir, &to.slug).first() {
         return Err(Error::input(format!(
@@ -88,148 +159,127 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
         return Err(Error::input(format!("{to} exists; renaming would overwrite it"))
             .hint("pick another name, or forget that memory first"));
     }
-    let mut notes: Vec<String> =
-        crate::ops::naming::new_category(ctx, root, &to, args.new_category)?.into_iter().collect();
-    let bytes = crate::store::files::text(&root.dir, &source)?.unwrap_or_default();
-    let (was, now) = (naming::is_rule(&from, &bytes), naming::is_rule(&to, &bytes));
-    notes.extend(naming::rule_change(&to, was, now));
-    let (old, new) = (from.file(), to.file());
-    // The index knows every memory's links: only those naming the old path
-    // are read.
-    // A dry run reads the files (as `clean` does): the index would write
-    // its cache.
-    let memories = if args.dry_run {
+    Ok(())
+}
+
+/// The memories of `root` that link to `old` (`supersedes`,
+/// `superseded_by`). The index knows every memory's links: only those
+/// naming the old path are read; a dry run reads the files (as `clean`
+/// does), as the index would write its cache.
+fn linking(root: &Root, old: &str, dry_run: bool) -> Vec<Memory> {
+    let memories = if dry_run {
         let (files, _) = crate::store::scan::walk(root);
         crate::store::scan::load_files(root.scope, &files).memories
     } else {
         crate::index::scan_root(root).memories
     };
-    let linking: Vec<_> = memories
+    memories
         .into_iter()
-        .filter(|m| {
-            [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old.as_str()))
-        })
-        .collect();
-    if args.dry_run {
-        let relinked = linking.iter().map(|m| m.file()).collect();
-        let (compiled, warnings) = (vec![], vec![]);
-        let root = root.scope;
-        return Ok(Report {
-            dry_run: true,
-            root,
-            from: old,
-            to: new,
-            file: target,
-            relinked,
-            compiled,
-            notes,
-            warnings,
-        });
-    }
-    // Everything that needs room on the disk is written first, beside its
-    // place: the moved file with its `id:` (the relative path) following it,
-    // each memory that links to it with the link following, and what each
-    // of those was, to put back should the recompile fail. If one cannot be
-    // written, nothing has changed. What follows only renames.
-    let global = &ctx.roots.global.dir;
-    let moved = repointed(&bytes, &["id"], &old, &new)
-        .map(|text| -> Result<_> {
-            let forth = stage_atomic(&root.dir, &target, text.as_bytes())?;
-            let back = stage_atomic(&root.dir, &source, bytes.as_bytes())?;
-            Ok((text, forth, back))
-        })
-        .transpose()?;
+        .filter(|m| [&m.supersedes, &m.superseded_by].iter().any(|l| l.as_deref() == Some(old)))
+        .collect()
+}
+
+/// A memory whose link follows the rename: its path, text before and
+/// after, and both staged (forth, and back should the rename be undone).
+type Link = (RelPath, String, String, Staged, Staged);
+
+/// Each linking memory with its link following, staged beside it.
+fn stage_links(root: &Root, linking: &[Memory], old: &str, new: &str) -> Result<Vec<Link>> {
     let mut links = Vec::new();
-    for m in &linking {
+    for m in linking {
         let path = m.path.under(&root.dir);
         let Some(text) = crate::store::files::text(&root.dir, &path)? else { continue };
-        let Some(after) = repointed(&text, &["supersedes", "superseded_by"], &old, &new) else {
+        let Some(after) = repointed(&text, &["supersedes", "superseded_by"], old, new) else {
             continue;
         };
         let forth = stage_atomic(&root.dir, &path, after.as_bytes())?;
         let back = stage_atomic(&root.dir, &path, text.as_bytes())?;
         links.push((m.path.clone(), text, after, forth, back));
     }
+    Ok(links)
+}
 
-    let undo_move = match moved {
-        Some((text, forth, back)) => {
-            forth.commit()?;
-            crate::store::write::remove_file(&root.dir, &source)?;
-            crate::store::trust::renamed(global, root, &from, &to, bytes.as_bytes());
-            crate::store::trust::wrote(global, root, &to, Some(bytes.as_bytes()), text.as_bytes());
-            Some(back)
-        }
-        None => {
-            move_file(&root.dir, &source, &target)?;
-            crate::store::trust::renamed(global, root, &from, &to, bytes.as_bytes());
-            None
-        }
-    };
-    let mut relinked = Vec::new();
-    let mut undo_links = Vec::new();
-    for (rel, text, after, forth, back) in links {
-        forth.commit()?;
-        crate::store::trust::wrote(global, root, &rel, Some(text.as_bytes()), after.as_bytes());
-        relinked.push(rel.file());
-        undo_links.push((rel, text, after, back));
-    }
-    let mut warnings = keep_history(&root.dir, &from, &to);
-    let (compiled, refreshed) = match refresh(root) {
-        Ok(done) => done,
-        Err(e) => {
-            // The indexes must follow, or the rename is undone (by renames).
-            for (rel, text, after, back) in undo_links {
-                if back.commit().is_ok() {
-                    crate::store::trust::wrote(
-                        global,
-                        root,
-                        &rel,
-                        Some(after.as_bytes()),
-                        text.as_bytes(),
-                    );
-                }
+/// The memory being renamed, and where it goes.
+struct Moving<'a> {
+    global: &'a std::path::Path,
+    root: &'a Root,
+    from: &'a RelPath,
+    to: &'a RelPath,
+    source: PathBuf,
+    target: PathBuf,
+    /// Its text.
+    bytes: String,
+}
+
+impl Moving<'_> {
+    /// Move the file: its staged new text (with `id:` following) put in
+    /// place, or the file renamed as it is. Returns what puts it back.
+    fn commit_move(&self, moved: Option<(String, Staged, Staged)>) -> Result<Option<Staged>> {
+        let (global, root, bytes) = (self.global, self.root, self.bytes.as_bytes());
+        match moved {
+            Some((text, forth, back)) => {
+                forth.commit()?;
+                crate::store::write::remove_file(&root.dir, &self.source)?;
+                crate::store::trust::renamed(global, root, self.from, self.to, bytes);
+                crate::store::trust::wrote(global, root, self.to, Some(bytes), text.as_bytes());
+                Ok(Some(back))
             }
-            let _ = keep_history(&root.dir, &to, &from);
-            let back = match undo_move {
-                Some(back) => back
-                    .commit()
-                    .and_then(|()| crate::store::write::remove_file(&root.dir, &target)),
-                None => move_file(&root.dir, &target, &source),
-            };
-            if back.is_ok() {
-                crate::store::trust::renamed(global, root, &to, &from, bytes.as_bytes());
-                let _ = refresh(root);
+            None => {
+                move_file(&root.dir, &self.source, &self.target)?;
+                crate::store::trust::renamed(global, root, self.from, self.to, bytes);
+                Ok(None)
             }
-            let left =
-                if back.is_ok() { "it was left where it was" } else { "it is at the new path" };
-            return Err(Error::input(format!("cannot rename {from}: {}; {left}", e.message)).hint(
-                "fix what the message names (a full disk: free some space), then rename it again",
-            ));
-        }
-    };
-    warnings.extend(refreshed);
-    // Hit counts follow the memory; they are derived data: a failure is said.
-    if crate::store::state::load(&root.dir).0.hits.contains_key(&old) {
-        match crate::store::state::update(&root.dir, ctx.now_ms, |state| {
-            if let Some(hits) = state.hits.remove(&old) {
-                state.hits.insert(new.clone(), hits);
-            }
-        }) {
-            Ok(more) => warnings.extend(more),
-            Err(e) => warnings.push(format!("the hit counts stay under {old}: {}", e.message)),
         }
     }
-    Ok(Report {
-        dry_run: false,
-        root: root.scope,
-        from: old,
-        to: new,
-        file: target,
-        relinked,
-        compiled,
-        notes,
-        warnings,
-    })
+
+    /// Put everything back after a failed recompile; whether the memory is
+    /// back at its old path.
+    fn undo(
+        &self,
+        undo_move: Option<Staged>,
+        undo_links: Vec<(RelPath, String, String, Staged)>,
+    ) -> bool {
+        let (global, root) = (self.global, self.root);
+        for (rel, text, after, back) in undo_links {
+            if back.commit().is_ok() {
+                crate::store::trust::wrote(
+                    global,
+                    root,
+                    &rel,
+                    Some(after.as_bytes()),
+                    text.as_bytes(),
+                );
+            }
+        }
+        let _ = keep_history(&root.dir, self.to, self.from);
+        let back = match undo_move {
+            Some(back) => back
+                .commit()
+                .and_then(|()| crate::store::write::remove_file(&root.dir, &self.target)),
+            None => move_file(&root.dir, &self.target, &self.source),
+        };
+        if back.is_ok() {
+            crate::store::trust::renamed(global, root, self.to, self.from, self.bytes.as_bytes());
+            let _ = refresh(root);
+        }
+        back.is_ok()
+    }
+}
+
+/// Hit counts follow the memory; they are derived data: a failure is said.
+fn move_hits(ctx: &Context, root: &Root, old: &str, new: &str) -> Vec<String> {
+    if !crate::store::state::load(&root.dir).0.hits.contains_key(old) {
+        return Vec::new();
+    }
+    let moved = crate::store::state::update(&root.dir, ctx.now_ms, |state| {
+        if let Some(hits) = state.hits.remove(old) {
+            state.hits.insert(new.to_string(), hits);
+        }
+    });
+    match moved {
+        Ok(more) => more,
+        Err(e) => vec![format!("the hit counts stay under {old}: {}", e.message)],
+    }
 }
 
 /// `text` with each of `keys` that names the path `old` set to `new`, the

@@ -58,6 +58,23 @@ pub fn jaccard(a: &Bigrams, b: &Bigrams) -> f64 {
     if union == 0 { 0.0 } else { both as f64 / union as f64 }
 }
 
+/// Bigrams by their hash, each mapped to one place of its own.
+type Places = HashMap<u64, u32, BuildHasherDefault<crate::base::codec::Hash64>>;
+
+/// Every distinct bigram of `sets`, with its place in the order rarest
+/// first (ties by the bigram).
+fn rarest_first(sets: &[Bigrams]) -> Places {
+    let mut freq: Places = HashMap::default();
+    for set in sets {
+        for &b in &set.0 {
+            *freq.entry(b).or_default() += 1;
+        }
+    }
+    let mut rarest_first: Vec<(u32, u64)> = freq.iter().map(|(&b, &n)| (n, b)).collect();
+    rarest_first.sort_unstable();
+    rarest_first.iter().enumerate().map(|(r, &(_, b))| (b, r as u32)).collect()
+}
+
 /// Every pair `(i, j, similarity)`, `i < j`, of `sets` whose Jaccard is at
 /// least [`DUPLICATE_THRESHOLD`], in order.
 ///
@@ -73,18 +90,7 @@ pub fn jaccard(a: &Bigrams, b: &Bigrams) -> f64 {
 /// The rest are bounded by 1,024-bit bitmaps, then compared by a merge that
 /// stops once the overlap is out of reach.
 pub fn near_pairs(sets: &[Bigrams]) -> Vec<(usize, usize, f64)> {
-    // Every distinct bigram's place in the order, rarest first.
-    let mut freq: HashMap<u64, u32, BuildHasherDefault<crate::base::codec::Hash64>> =
-        HashMap::default();
-    for set in sets {
-        for &b in &set.0 {
-            *freq.entry(b).or_default() += 1;
-        }
-    }
-    let mut rarest_first: Vec<(u32, u64)> = freq.iter().map(|(&b, &n)| (n, b)).collect();
-    rarest_first.sort_unstable();
-    let rank: HashMap<u64, u32, BuildHasherDefault<crate::base::codec::Hash64>> =
-        rarest_first.iter().enumerate().map(|(r, &(_, b))| (b, r as u32)).collect();
+    let rank = rarest_first(sets);
     // A threshold a little under the real one only loosens the filters.
     let t = DUPLICATE_THRESHOLD - 1e-9;
     let prefix = |len: usize, share: f64| len - (share * len as f64).ceil() as usize + 1;

@@ -218,13 +218,7 @@ pub(super) fn encode(
     }
     let tables: Vec<(&[u8], &[u8], &[u8])> =
         segments.iter().filter_map(|s| s.packed.bytes()).collect();
-    let mut category_names = Vec::new();
-    let mut category_offs = vec![0u32];
-    for (c, _) in &runs {
-        category_names.extend_from_slice(c.as_bytes());
-        category_offs.push(category_names.len() as u32);
-    }
-    let category_first: Vec<u32> = runs.iter().map(|r| r.1 as u32).collect();
+    let (mut category_names, category_offs, category_first) = category_columns(&runs);
     let mut dims = Vec::new();
     for ((_, dict, postings), segment) in tables.iter().zip(segments) {
         dims.extend([segment.docs.len() as u64, dict.len() as u64, postings.len() as u64]);
@@ -264,7 +258,29 @@ pub(super) fn encode(
     for (index, _, _) in &tables {
         cols.bytes(index);
     }
-    let meta = cols.meta;
+    assemble(&names, &cols.meta, &records, &tables)
+}
+
+/// The categories' columns from their runs (name, first document): the
+/// names end to end, where each ends, and each one's first document.
+fn category_columns(runs: &[(&str, usize)]) -> (Vec<u8>, Vec<u32>, Vec<u32>) {
+    let mut names = Vec::new();
+    let mut ends = vec![0u32];
+    for (c, _) in runs {
+        names.extend_from_slice(c.as_bytes());
+        ends.push(names.len() as u32);
+    }
+    (names, ends, runs.iter().map(|r| r.1 as u32).collect())
+}
+
+/// The file: the header (with each part's length and checksum), names,
+/// meta, records, then each segment's dictionary and postings.
+fn assemble(
+    names: &[u8],
+    meta: &[u8],
+    records: &[u8],
+    tables: &[(&[u8], &[u8], &[u8])],
+) -> Vec<u8> {
     let body: usize = records.len() + tables.iter().map(|t| t.1.len() + t.2.len()).sum::<usize>();
     let total = HEADER + names.len() + meta.len() + body;
     let mut out = Vec::with_capacity(total);
@@ -273,14 +289,14 @@ pub(super) fn encode(
     set_word(&mut header, word::VERSION, version_tag());
     set_word(&mut header, word::TOTAL, total as u64);
     set_word(&mut header, word::NAMES_LEN, names.len() as u64);
-    set_word(&mut header, word::NAMES_SUM, checksum(&names));
+    set_word(&mut header, word::NAMES_SUM, checksum(names));
     set_word(&mut header, word::META_LEN, meta.len() as u64);
-    set_word(&mut header, word::META_SUM, checksum(&meta));
+    set_word(&mut header, word::META_SUM, checksum(meta));
     out.extend_from_slice(&header);
-    out.extend_from_slice(&names);
-    out.extend_from_slice(&meta);
-    out.extend_from_slice(&records);
-    for (_, dict, postings) in &tables {
+    out.extend_from_slice(names);
+    out.extend_from_slice(meta);
+    out.extend_from_slice(records);
+    for (_, dict, postings) in tables {
         out.extend_from_slice(dict);
         out.extend_from_slice(postings);
     }

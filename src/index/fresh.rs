@@ -130,26 +130,8 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
     let (mut live, changed) = base.match_listings(&listings);
     let delta = if changed.is_empty() { None } else { read(root, &delta_path(root)) };
     let mut delta_live = vec![false; delta.as_ref().map_or(0, |(d, _)| d.len())];
-    // Files to read and compare with a cached entry (part 0 is the base,
-    // part 1 the delta), and files to read and index.
-    let mut checks: Vec<(usize, usize, FileEntry)> = Vec::new();
-    let mut moved = Vec::new();
-    // A file the delta holds may also match a stale base entry (a same-size
-    // rewrite within one tick of a coarse clock keeps the stamp): the base
-    // is then not marked as built later, or that entry would count as
-    // current and win over the delta.
-    let mut base_stale = false;
-    for f in &changed {
-        let in_delta = delta.as_ref().and_then(|(d, _)| Some((d.held(f)?, d.current(f))));
-        let in_base = base.held(f);
-        base_stale |= in_delta.is_some() && in_base.is_some();
-        match (in_delta, in_base) {
-            (Some((doc, Some(_))), _) => delta_live[doc] = true,
-            (Some((doc, None)), _) => checks.push((1, doc, f.clone())),
-            (None, Some(doc)) => checks.push((0, doc, f.clone())),
-            (None, None) => moved.push(f.clone()),
-        }
-    }
+    let Sorted { checks, moved, base_stale } =
+        sort_changed(&changed, &base, delta.as_ref().map(|(d, _)| d), &mut delta_live);
     // Past a few percent of changed files, a fresh cache pays for itself.
     let in_delta = checks.iter().filter(|c| c.0 == 1).count();
     let held_apart = moved.len() + in_delta + delta_live.iter().filter(|l| **l).count();
@@ -229,6 +211,43 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
     }
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     Indexed { scope: root.scope, parts, fresh: Vec::new(), live, stats, tables, problems }
+}
+
+/// The changed files of a run, by what the caches hold of them.
+struct Sorted {
+    /// Files to read and compare with a cached entry (part 0 is the base,
+    /// part 1 the delta), with that entry's document.
+    checks: Vec<(usize, usize, FileEntry)>,
+    /// Files neither cache holds: to read and index.
+    moved: Vec<FileEntry>,
+    /// A file the delta holds may also match a stale base entry (a
+    /// same-size rewrite within one tick of a coarse clock keeps the
+    /// stamp): the base is then not marked as built later, or that entry
+    /// would count as current and win over the delta.
+    base_stale: bool,
+}
+
+/// Sort `changed`; a file the delta holds as current is marked live in
+/// `delta_live` at once.
+fn sort_changed(
+    changed: &[FileEntry],
+    base: &Cached,
+    delta: Option<&Cached>,
+    delta_live: &mut [bool],
+) -> Sorted {
+    let mut sorted = Sorted { checks: Vec::new(), moved: Vec::new(), base_stale: false };
+    for f in changed {
+        let in_delta = delta.and_then(|d| Some((d.held(f)?, d.current(f))));
+        let in_base = base.held(f);
+        sorted.base_stale |= in_delta.is_some() && in_base.is_some();
+        match (in_delta, in_base) {
+            (Some((doc, Some(_))), _) => delta_live[doc] = true,
+            (Some((doc, None)), _) => sorted.checks.push((1, doc, f.clone())),
+            (None, Some(doc)) => sorted.checks.push((0, doc, f.clone())),
+            (None, None) => sorted.moved.push(f.clone()),
+        }
+    }
+    sorted
 }
 
 /// The messages of `doc`'s defaulted fields, from its record; None when the

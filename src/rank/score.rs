@@ -128,25 +128,7 @@ pub fn rank<M: Memories + ?Sized>(
     if terms.iter().all(|t| t.postings.is_empty()) {
         terms = make_terms(tokens);
     }
-    let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
-    // One term covers all of the query wherever it matches: nothing to scale.
-    let coverage = params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1;
-    let mut scores = vec![0f32; n];
-    let mut covered = vec![0f32; if coverage { n } else { 0 }];
-    for term in &terms {
-        for p in term.postings.iter() {
-            let d = p.doc as usize;
-            scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
-            if coverage {
-                covered[d] += term.idf;
-            }
-        }
-    }
-    if coverage {
-        for d in 0..n {
-            scores[d] *= (covered[d] / total_idf).powf(params.coverage);
-        }
-    }
+    let scores = lexical_scores(corpus, params, &terms);
     // Boosts and a trigger can only raise a relevance so far: visit the
     // matches by that ceiling and stop once none left can reach the top, so
     // only those memories are read.
@@ -203,6 +185,32 @@ pub fn rank<M: Memories + ?Sized>(
                 || (keyword && words.iter().all(|t| t.posting(d).is_some())),
         })
         .collect()
+}
+
+/// Each document's lexical score: the sum of its terms' scores, scaled by
+/// the share of the query's weight (idf) it covers.
+fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> {
+    let n = corpus.len();
+    let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
+    // One term covers all of the query wherever it matches: nothing to scale.
+    let coverage = params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1;
+    let mut scores = vec![0f32; n];
+    let mut covered = vec![0f32; if coverage { n } else { 0 }];
+    for term in terms {
+        for p in term.postings.iter() {
+            let d = p.doc as usize;
+            scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
+            if coverage {
+                covered[d] += term.idf;
+            }
+        }
+    }
+    if coverage {
+        for d in 0..n {
+            scores[d] *= (covered[d] / total_idf).powf(params.coverage);
+        }
+    }
+    scores
 }
 
 /// A match and the most its final score can be, ordered by that most.

@@ -79,11 +79,57 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             fix: "move or rename it to <category>/<slug>.md".into(),
         });
     }
-    // Names that cannot be checked out everywhere: device names, a
-    // trailing dot, two files that differ only in case.
+    unportable_names(&files, out);
+    let mut read = Vec::new();
+    for f in &files {
+        let Some(r) = read_one(root, f, out) else { continue };
+        read.push(r);
+    }
+    links(&read, out);
+    duplicates(&read, out);
+    shared_triggers(&read, out);
+    stale_generated(root, out)?;
+    if let Some(problem) = over_budget(read.iter().map(|r| &r.memory), root.scope) {
+        out.push(Finding {
+            severity: Severity::Error,
+            file: root.dir.clone(),
+            line: None,
+            problem,
+            fix: "shorten them, move detail out of rules/, or unpin some".into(),
+        });
+    }
+    for (rel, draft) in crate::store::write::drafts(&root.dir) {
+        out.push(Finding {
+            severity: Severity::Error,
+            file: draft,
+            line: None,
+            problem: format!("an edit of {rel} could not be saved; the text typed is kept here"),
+            fix: format!("run `mem edit {rel}` to go on with it, or `mem edit {rel} --discard`"),
+        });
+    }
+    if let Some(finding) = root_md_over(root) {
+        out.push(finding);
+    }
+    let max = max_entries();
+    if read.len() > max {
+        out.push(Finding {
+            // A size to know, not a fault of any file: lint still passes.
+            severity: Severity::Warning,
+            file: root.dir.clone(),
+            line: None,
+            problem: format!("{} memories, over MEM_MAX_ENTRIES={max}", read.len()),
+            fix: "review `mem clean` candidates".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Names that cannot be checked out everywhere: device names, a trailing
+/// dot, two files that differ only in case.
+fn unportable_names(files: &[crate::store::scan::FileEntry], out: &mut Vec<Finding>) {
     let mut seen: std::collections::HashMap<String, &crate::store::scan::FileEntry> =
         std::collections::HashMap::new();
-    for f in &files {
+    for f in files {
         let why = crate::model::relpath::unportable(&f.rel.category)
             .map(|w| format!("category `{}` {w}", f.rel.category))
             .or_else(|| {
@@ -112,14 +158,11 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             });
         }
     }
-    let mut read = Vec::new();
-    for f in &files {
-        let Some(r) = read_one(root, f, out) else { continue };
-        read.push(r);
-    }
-    links(&read, out);
-    duplicates(&read, out);
-    shared_triggers(&read, out);
+}
+
+/// Generated text that is stale (after an interrupted write, said so),
+/// and broken markers.
+fn stale_generated(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
     let (stale_files, notes) = stale(root)?;
     let interrupted = crate::store::pending::interrupted(root);
     if interrupted {
@@ -152,38 +195,6 @@ fn lint_root(root: &Root, out: &mut Vec<Finding>) -> Result<()> {
             line: n.line,
             problem: n.message,
             fix: "repair the markers by hand".into(),
-        });
-    }
-    if let Some(problem) = over_budget(read.iter().map(|r| &r.memory), root.scope) {
-        out.push(Finding {
-            severity: Severity::Error,
-            file: root.dir.clone(),
-            line: None,
-            problem,
-            fix: "shorten them, move detail out of rules/, or unpin some".into(),
-        });
-    }
-    for (rel, draft) in crate::store::write::drafts(&root.dir) {
-        out.push(Finding {
-            severity: Severity::Error,
-            file: draft,
-            line: None,
-            problem: format!("an edit of {rel} could not be saved; the text typed is kept here"),
-            fix: format!("run `mem edit {rel}` to go on with it, or `mem edit {rel} --discard`"),
-        });
-    }
-    if let Some(finding) = root_md_over(root) {
-        out.push(finding);
-    }
-    let max = max_entries();
-    if read.len() > max {
-        out.push(Finding {
-            // A size to know, not a fault of any file: lint still passes.
-            severity: Severity::Warning,
-            file: root.dir.clone(),
-            line: None,
-            problem: format!("{} memories, over MEM_MAX_ENTRIES={max}", read.len()),
-            fix: "review `mem clean` candidates".into(),
         });
     }
     Ok(())

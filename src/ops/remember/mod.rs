@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::base::error::{Error, Result};
 use crate::guard::quality;
 use crate::index::{self};
+use crate::model::frontmatter::Document;
 use crate::model::memory::{Memory, truncate};
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
@@ -87,16 +88,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     let _locks = crate::ops::writing::writing_all(&locked)?;
     let previous = read_existing(root, &file)?;
     if previous.is_none() {
-        rel.check_portable()?;
-        let twins =
-            crate::model::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
-        if let Some(twin) = twins.first() {
-            return Err(Error::input(format!(
-                "{rel}: {}/{twin} differs only in case; on Windows and macOS they are one file",
-                rel.category
-            ))
-            .hint(format!("update {}/{twin} instead, or pick another name", rel.category)));
-        }
+        refuse_new_name(&rel, root)?;
     }
     let given_text = body.is_some() || args.summary.is_some();
     let draft = match &previous {
@@ -122,25 +114,12 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     let action = match &draft {
         None => Action::Unchanged,
         Some(doc) => {
-            // Only the lines of the keys that changed: the rest of the file
-            // stays as the person wrote it.
-            let text = match &previous {
-                Some((old_text, old_doc)) => {
-                    crate::model::frontmatter::edit::render_over(old_text, old_doc, doc)
-                }
-                None => doc.render(),
-            };
+            let text = rendered(previous.as_ref(), doc);
             refuse_unreadable(&rel, &text)?;
             refuse_secrets(&rel, &text, args.allow_secret)?;
             let memory = Memory::from_document(rel.clone(), root.scope, doc, ctx.now_ms).0;
             if given_text {
-                // A summary derived from the body is the body's own text:
-                // counted once, not twice.
-                let text = match memory.summary_derived {
-                    true => memory.body.clone(),
-                    false => format!("{}\n{}", memory.summary, memory.body),
-                };
-                warnings.extend(quality::check(&text));
+                warnings.extend(quality_warnings(&memory));
             }
             warnings.extend(near_duplicates(&lib, &roots, &memory, ctx.now_ms, &may_name));
             if let Some((old_text, old_doc)) = &previous {
@@ -155,32 +134,16 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
             if previous.is_some() { Action::Updated } else { Action::Created }
         }
     };
-    if action == Action::Created && ctx.roots.global.dir != root.dir {
-        let global = rel.under(&ctx.roots.global.dir);
-        if global.is_file() {
-            warnings.push(format!("this project memory now shadows the global {rel}"));
-        }
+    if action == Action::Created {
+        warnings.extend(shadows_global(ctx, root, &rel));
     }
     let superseded = match mark {
         Some(mark) => Some(mark.commit(ctx)?),
         None => None,
     };
-    let mut compiled = Vec::new();
-    // The project root's files as the recompile listed them.
-    let mut listed = None;
+    let (mut compiled, mut listed) = (Vec::new(), None);
     if action != Action::Unchanged {
-        let (changed, notes, listings) = refresh_listed(root)?;
-        listed = (root.scope == Scope::Project).then_some(listings);
-        compiled = changed;
-        warnings.extend(notes);
-        if let Some(old) = &superseded
-            && let Some((old_root, _)) = ctx.locate(&RelPath::parse(old)?)?
-            && old_root.dir != root.dir
-        {
-            let (changed, notes) = refresh(old_root)?;
-            compiled.extend(changed);
-            warnings.extend(notes);
-        }
+        (compiled, listed) = recompile(ctx, root, superseded.as_deref(), &mut warnings)?;
     }
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
     let (manifest, manifest_more) = manifest(&after, &rel, &may_name);
@@ -203,6 +166,73 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
         notes,
         warnings,
     })
+}
+
+/// The file's new text: only the lines of the keys that changed, the rest
+/// as the person wrote it; a new memory rendered whole.
+fn rendered(previous: Option<&(String, Document)>, doc: &Document) -> String {
+    match previous {
+        Some((old_text, old_doc)) => {
+            crate::model::frontmatter::edit::render_over(old_text, old_doc, doc)
+        }
+        None => doc.render(),
+    }
+}
+
+/// A new project memory at the path of a global one hides it: said.
+fn shadows_global(ctx: &Context, root: &Root, rel: &RelPath) -> Option<String> {
+    let global = rel.under(&ctx.roots.global.dir);
+    (ctx.roots.global.dir != root.dir && global.is_file())
+        .then(|| format!("this project memory now shadows the global {rel}"))
+}
+
+/// A new memory's name must check out everywhere, and not differ from
+/// another only in case.
+fn refuse_new_name(rel: &RelPath, root: &Root) -> Result<()> {
+    rel.check_portable()?;
+    let twins =
+        crate::model::relpath::case_twins(&rel.under(&root.dir).with_file_name(""), &rel.slug);
+    if let Some(twin) = twins.first() {
+        return Err(Error::input(format!(
+            "{rel}: {}/{twin} differs only in case; on Windows and macOS they are one file",
+            rel.category
+        ))
+        .hint(format!("update {}/{twin} instead, or pick another name", rel.category)));
+    }
+    Ok(())
+}
+
+/// What the quality check says of the text given. A summary derived from
+/// the body is the body's own text: counted once, not twice.
+fn quality_warnings(memory: &Memory) -> Vec<String> {
+    let text = match memory.summary_derived {
+        true => memory.body.clone(),
+        false => format!("{}\n{}", memory.summary, memory.body),
+    };
+    quality::check(&text)
+}
+
+/// Recompile the written root, and the root of the memory it superseded
+/// when that is another; returns what was written and, for the project
+/// root, its files as the recompile listed them.
+fn recompile(
+    ctx: &Context,
+    root: &Root,
+    superseded: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<String>, Option<Vec<crate::store::scan::Listing>>)> {
+    let (mut compiled, notes, listings) = refresh_listed(root)?;
+    let listed = (root.scope == Scope::Project).then_some(listings);
+    warnings.extend(notes);
+    if let Some(old) = superseded
+        && let Some((old_root, _)) = ctx.locate(&RelPath::parse(old)?)?
+        && old_root.dir != root.dir
+    {
+        let (changed, notes) = refresh(old_root)?;
+        compiled.extend(changed);
+        warnings.extend(notes);
+    }
+    Ok((compiled, listed))
 }
 
 /// Check `--supersedes` names another live memory; returns its root and path.
