@@ -194,7 +194,7 @@ fn the_source_keeps_its_shape() {
     edge("ops::recall", "ops::visibility"); // `use …::visibility::{self, visible_to}`
     edge("ops::compile", "ops::git"); // `crate::ops::git::in_repository(…)` in a body
     edge("ops::context::place", "ops::context::parts"); // `use super::parts::{…}`
-    edge("commands::mcp::block", "ops::context"); // a `use` inside a function
+    edge("ops::agent::block", "ops::context"); // a `use` inside a function
     edge("commands::recall", "ops::recall"); // `use …::{…, run as recall}`
     let found = violations(&src());
     assert!(found.is_empty(), "{}", found.join("\n"));

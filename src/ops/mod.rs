@@ -10,7 +10,8 @@
 //! - [`compile`]: regenerate the indexes and ROOT.md's tables; every write
 //!   refreshes its root through it.
 //! - [`visibility`]: what an agent may be shown (role and trust), in one
-//!   place; [`filter`]: the criteria that pick memories.
+//!   place, and [`agent`]: the operations as an agent asks for them
+//!   (`mem mcp`), with those rules applied; [`filter`]: the criteria that pick memories.
 //! - [`exchange`]: the document `mem export` writes and `mem import` reads.
 //! - [`trash`]: what was forgotten, newest first; [`history`]: a memory's
 //!   saved versions.
@@ -20,6 +21,7 @@
 //! - [`git`]: running git, and a root as git's index holds it, for the
 //!   pre-commit check.
 
+pub mod agent;
 pub mod compile;
 pub mod context;
 pub mod exchange;

@@ -24,12 +24,9 @@ use crate::settings::{Context, Options};
 use crate::base::error::{self, Error};
 use crate::output::Report;
 
-mod block;
 mod resources;
-mod roles;
 mod stdin;
 mod tools;
-mod trusted;
 
 const INSTRUCTIONS: &str = "\
 mem is this project's long-term memory: Markdown files under .memory/ (shared through git) \

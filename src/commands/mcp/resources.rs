@@ -10,15 +10,9 @@ use rmcp::model::{
     ResourceContents, ResourceTemplate, Role,
 };
 
-use super::trusted::trusted_list;
 use crate::base::error::Error;
 use crate::model::relpath::RelPath;
-use crate::model::roots::Scope;
-use crate::ops::filter::Filter;
-use crate::ops::list;
-use crate::ops::prompt;
-use crate::ops::visibility;
-use crate::ops::visibility::visible_to;
+use crate::ops::{agent, prompt};
 use crate::settings::Context;
 
 /// The block as a resource.
@@ -78,7 +72,7 @@ pub fn get_prompt(
                 })?),
             };
             let query = arg("query").filter(|q| !q.trim().is_empty() && q != "-");
-            super::block::block(ctx, query, budget, None, Vec::new()).map_err(to_error)?
+            agent::block(ctx, query, budget, None, Vec::new()).map_err(to_error)?
         }
         "memory-consolidate" => {
             // The instructions and the list of memories, as the CLI prints them.
@@ -115,18 +109,8 @@ pub fn resources(ctx: &Context) -> Result<Vec<Resource>, ErrorData> {
             )
             .with_mime_type("text/markdown"),
     ];
-    let (ctx, _, gate) = visibility::gated(ctx.clone());
-    let args = list::Options {
-        filter: Filter::default(),
-        sort: list::Sort::Name,
-        limit: None,
-        long: false,
-    };
-    let Ok(mut listed) = list::run(&ctx, &args) else { return Ok(out) };
-    if let Some((root, gate)) = &gate {
-        trusted_list(&mut listed, root, gate);
-    }
-    for m in listed.memories.iter().filter(|m| visible_to(m, ctx.role.as_ref())) {
+    let Some(listed) = agent::readable(ctx) else { return Ok(out) };
+    for m in &listed.memories {
         let rel = &m.path;
         out.push(
             Resource::new(format!("{MEMORY_PREFIX}{}/{}", rel.category, rel.slug), m.file())
@@ -141,58 +125,16 @@ pub fn resources(ctx: &Context) -> Result<Vec<Resource>, ErrorData> {
 /// The text behind one address.
 pub fn read(ctx: &Context, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let text = if uri == CONTEXT_URI {
-        super::block::block(ctx, None, None, None, Vec::new()).map_err(to_error)?
+        agent::block(ctx, None, None, None, Vec::new()).map_err(to_error)?
     } else {
         let missing = || ErrorData::resource_not_found(format!("no memory at {uri}"), None);
         let rel = uri.strip_prefix(MEMORY_PREFIX).ok_or_else(missing)?;
         let rel = RelPath::parse(rel).map_err(|_| missing())?;
-        memory_text(ctx, &rel)?.ok_or_else(missing)?
+        agent::memory_text(ctx, &rel).map_err(to_error)?.ok_or_else(missing)?
     };
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("text/markdown"),
     ]))
-}
-
-/// A memory's file as the agent may read it: the visible copy (project
-/// first); a project file only as the user trusted it; another role's
-/// private memory not at all.
-fn memory_text(ctx: &Context, rel: &RelPath) -> Result<Option<String>, ErrorData> {
-    // Another role's memory first: as absent, whatever its trust.
-    if super::roles::hidden(ctx, &rel.file()) {
-        return Ok(None);
-    }
-    let (ctx, _, gate) = visibility::gated(ctx.clone());
-    let Some((root, file)) = ctx.locate(rel).map_err(to_error)? else { return Ok(None) };
-    let text = match &gate {
-        Some((project, gate)) if root.scope == Scope::Project => {
-            let held = || {
-                ErrorData::invalid_params(
-                    format!(
-                        "{rel} was added or changed since the user trusted this project, so it is held back"
-                    ),
-                    None,
-                )
-            };
-            let memory = gate.memory(project, rel).ok_or_else(held)?;
-            if !visible_to(&memory, ctx.role.as_ref()) {
-                return Ok(None);
-            }
-            gate.text(project, rel).ok_or_else(held)?
-        }
-        _ => {
-            let text = crate::store::files::text(&root.dir, &file).map_err(to_error)?;
-            let Some(text) = text else { return Ok(None) };
-            let doc = crate::model::frontmatter::Document::parse(&text)
-                .map_err(|e| ErrorData::invalid_params(format!("{rel}: {}", e.message), None))?;
-            let memory =
-                crate::model::memory::Memory::from_document(rel.clone(), root.scope, &doc, 0).0;
-            if !visible_to(&memory, ctx.role.as_ref()) {
-                return Ok(None);
-            }
-            text
-        }
-    };
-    Ok(Some(text))
 }
 
 fn to_error(e: Error) -> ErrorData {

@@ -1,28 +1,17 @@
-//! The tools: each builds the `Args` the command line builds and answers
-//! with the same JSON.
+//! The tools: each builds the options of an operation, as the command line
+//! does, has [`crate::ops::agent`] run it as an agent may, and answers with
+//! the JSON the command line writes.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, RequestMetaObject};
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 
-use super::roles;
-use super::trusted::{trusted_detail, trusted_list};
 use super::{Server, answer};
 // `error::Result`, not a bare `Result`: the rmcp macros expect the std one in scope.
 use crate::base::error::Error;
-use crate::model::relpath::RelPath;
-use crate::model::roots::Scope;
 use crate::ops::filter::Filter;
-use crate::ops::forget;
-use crate::ops::inspect;
-use crate::ops::list;
-use crate::ops::recall;
-use crate::ops::remember;
-use crate::ops::visibility;
-use crate::ops::visibility::visible_to;
-use crate::settings::Selection;
-use crate::store::trust::Gate;
+use crate::ops::{agent, forget, inspect, list, recall, remember};
 
 /// memory_recall's arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -164,36 +153,7 @@ impl Server {
         answer(
             "recall",
             self.context().and_then(|ctx| {
-                let mut options = options;
-                let session = p.session_id.as_deref().filter(|s| !s.is_empty());
-                let roots: Vec<crate::model::roots::Root> =
-                    ctx.read_roots()?.into_iter().cloned().collect();
-                let roots: Vec<&crate::model::roots::Root> = roots.iter().collect();
-                // Locked until this call's results are recorded.
-                let shown = session.map(|id| crate::store::session::Shown::open(&roots, id, false));
-                // What the session was shown is left out; the rest fills the limit.
-                let seen_before = shown.as_ref().map_or(0, crate::store::session::Shown::len);
-                options.limit = usize::from(limit.saturating_add(seen_before.min(200) as u16));
-                let mut report = recall::run_with(&ctx, &options, Some(&self.tier))?;
-                // The reply repeats the query it answers, not a pasted log.
-                report.query = crate::model::memory::truncate(&report.query, 200);
-                if let Some(shown) = &shown {
-                    let seen = |f: &recall::Found| shown.contains(f.root, &f.path, f.updated);
-                    let skipped = report.results.iter().filter(|f| seen(f)).count();
-                    report.results.retain(|f| !seen(f));
-                    report.results.truncate(usize::from(limit));
-                    if skipped > 0 {
-                        report.warnings.push(format!(
-                            "{skipped} result(s) this session was already shown were left out"
-                        ));
-                    }
-                    let results =
-                        report.results.iter().map(|f| (f.root, f.path.as_str(), f.updated));
-                    shown.record(results, false, ctx.now_ms);
-                } else {
-                    report.results.truncate(usize::from(limit));
-                }
-                Ok(report)
+                agent::recall(&ctx, &options, p.session_id.as_deref(), Some(&self.tier))
             }),
         )
     }
@@ -246,52 +206,7 @@ impl Server {
         };
         answer(
             "remember",
-            self.context().and_then(|mut ctx| {
-                ctx.selection = match p.root.as_deref() {
-                    None => ctx.selection,
-                    Some("project") => Selection::ProjectOnly,
-                    Some("global") => Selection::GlobalOnly,
-                    Some(other) => {
-                        return Err(Error::input(format!("root `{other}` is not a memory root"))
-                            .hint("use \"project\" or \"global\", or leave it out"));
-                    }
-                };
-                roles::refuse_foreign_role(&ctx, args.role.as_deref())?;
-                roles::refuse_overwrite(&ctx, &args.path)?;
-                if let Some(old) = &args.supersedes {
-                    roles::refuse_hidden_supersedes(&ctx, old)?;
-                    roles::refuse_private_over_shared(&ctx, &args.path, args.role.as_deref(), old)?;
-                }
-                let gated = visibility::gated_dir(&ctx);
-                let mut report = remember::run(&ctx, &args)
-                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
-                if let Some(dir) = &gated {
-                    visibility::scrub(&mut report.warnings, dir);
-                }
-                let (_, _, gate) = visibility::gated(ctx.clone());
-                let project = ctx.roots.project.as_ref().filter(|p| p.exists());
-                let gate = gate.or_else(|| Some((project?.clone(), Gate::Nothing)));
-                if let Some((root, gate)) = gate.filter(|_| !ctx.trust_all) {
-                    let trusted = |file: &str| {
-                        RelPath::parse(file).ok().and_then(|rel| gate.memory(&root, &rel))
-                    };
-                    // A near-duplicate note names another memory: only a trusted one,
-                    // or the note would tell the agent what an untrusted file says.
-                    report.warnings.retain(|w| {
-                        let Some(rest) = w.strip_prefix("nearly the same as project ") else {
-                            return true;
-                        };
-                        rest.split_whitespace().next().is_some_and(|file| trusted(file).is_some())
-                    });
-                    if report.scope == Scope::Project {
-                        // The reply lists the category: only what the user trusted of it.
-                        report.manifest.retain_mut(|(file, summary)| {
-                            trusted(file).map(|m| *summary = m.summary).is_some()
-                        });
-                    }
-                }
-                Ok(report)
-            }),
+            self.context().and_then(|ctx| agent::remember(ctx, &args, p.root.as_deref())),
         )
     }
 
@@ -301,19 +216,7 @@ impl Server {
     #[tool]
     fn memory_forget(&self, Parameters(p): Parameters<PathParams>) -> CallToolResult {
         let args = forget::Options { path: p.path, dry_run: false, as_agent: true };
-        answer(
-            "forget",
-            self.context().and_then(|ctx| {
-                roles::refuse_hidden(&ctx, &args.path)?;
-                let gated = visibility::gated_dir(&ctx);
-                let mut report = forget::run(&ctx, &args)
-                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
-                if let Some(dir) = &gated {
-                    visibility::scrub(&mut report.warnings, dir);
-                }
-                Ok(report)
-            }),
-        )
+        answer("forget", self.context().and_then(|ctx| agent::forget(&ctx, &args)))
     }
 
     /// Show one memory in full (metadata, body, version chain, saved versions) as JSON; or,
@@ -321,38 +224,7 @@ impl Server {
     #[tool]
     fn memory_inspect(&self, Parameters(p): Parameters<InspectParams>) -> CallToolResult {
         let args = inspect::Options { path: p.path, secrets: false, as_agent: true };
-        answer(
-            "inspect",
-            self.context().and_then(|ctx| {
-                if let Some(path) = &args.path {
-                    roles::refuse_hidden(&ctx, path)?;
-                }
-                // Like recall: an untrusted project root's text is not handed to the agent.
-                let gated = visibility::gated_dir(&ctx);
-                let (ctx, note, gate) = visibility::gated(ctx);
-                let mut report = inspect::run(&ctx, &args)
-                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))
-                    .map_err(|e| match &note {
-                        Some(note) => e.hint(note.clone()),
-                        None => e,
-                    })?;
-                if let Some((root, gate)) = &gate {
-                    match &mut report {
-                        inspect::Report::Detail(detail) => trusted_detail(detail, root, gate)?,
-                        inspect::Report::Overview(overview) => {
-                            let before = overview.problems.len();
-                            overview.problems.retain(|p| !p.path.starts_with(&root.dir));
-                            let dropped = before - overview.problems.len();
-                            if dropped > 0 {
-                                visibility::note_dropped(&mut overview.notes, dropped);
-                            }
-                        }
-                        inspect::Report::Secrets { .. } => {}
-                    }
-                }
-                Ok(report)
-            }),
-        )
+        answer("inspect", self.context().and_then(|ctx| agent::inspect(ctx, &args)))
     }
 
     /// The memory this session should start with, as Markdown: the project's plan and hard
@@ -369,7 +241,7 @@ impl Server {
         }
         let result = self.context().and_then(|mut ctx| {
             ctx.json = false;
-            super::block::block(&ctx, query, p.budget, p.session_id, p.files.unwrap_or_default())
+            agent::block(&ctx, query, p.budget, p.session_id, p.files.unwrap_or_default())
         });
         match result {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
@@ -395,22 +267,6 @@ impl Server {
         };
         let filter = Filter { category: p.category, kind: p.kind, tag: p.tag, ..Filter::default() };
         let args = list::Options { filter, sort, limit: p.limit.filter(|n| *n > 0), long: false };
-        answer(
-            "list",
-            self.context().and_then(|ctx| {
-                let gated = visibility::gated_dir(&ctx);
-                let (ctx, note, gate) = visibility::gated(ctx);
-                let role = ctx.role.clone();
-                let mut report = list::run(&ctx, &args)
-                    .map_err(|e| visibility::scrub_error(e, gated.as_deref()))?;
-                // As recall: memories private to another role are not this agent's.
-                report.memories.retain(|m| visible_to(m, role.as_ref()));
-                if let Some((root, gate)) = &gate {
-                    trusted_list(&mut report, root, gate);
-                }
-                report.warnings.extend(note);
-                Ok(report)
-            }),
-        )
+        answer("list", self.context().and_then(|ctx| agent::list(ctx, &args)))
     }
 }

@@ -4,8 +4,7 @@
 use crate::base::error::{self, Error};
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
-use crate::ops::inspect;
-use crate::ops::list;
+use crate::ops::{inspect, list, remember};
 use crate::store::trust::Gate;
 
 /// Rebuild a project memory's detail from the one buffer whose digest was
@@ -92,5 +91,24 @@ pub(super) fn trusted_list(report: &mut list::Report, root: &Root, gate: &Gate) 
     report.warnings.retain(|w| !w.contains(&root.dir.display().to_string()));
     if dropped > 0 {
         crate::ops::visibility::note_dropped(&mut report.warnings, dropped);
+    }
+}
+
+/// A reply to remember names only what the user trusted: a near-duplicate
+/// note only when the other memory is trusted (or the note would tell the
+/// agent what an untrusted file says), and of the category it lists only
+/// the trusted memories, with their trusted summaries.
+pub(super) fn trusted_remember(report: &mut remember::Report, root: &Root, gate: &Gate) {
+    let trusted = |file: &str| RelPath::parse(file).ok().and_then(|rel| gate.memory(root, &rel));
+    report.warnings.retain(|w| {
+        let Some(rest) = w.strip_prefix("nearly the same as project ") else {
+            return true;
+        };
+        rest.split_whitespace().next().is_some_and(|file| trusted(file).is_some())
+    });
+    if report.scope == Scope::Project {
+        report
+            .manifest
+            .retain_mut(|(file, summary)| trusted(file).map(|m| *summary = m.summary).is_some());
     }
 }

@@ -1,4 +1,5 @@
-//! The session-start block (`mem context`) as an agent reads it over MCP.
+//! The session-start block (`mem context`) as an agent reads it over MCP:
+//! Markdown, with the notes for the agent after it.
 
 use crate::base::error;
 use crate::output::Report;
@@ -6,7 +7,7 @@ use crate::settings::Context;
 
 /// The `mem context` block for an agent, as Markdown (empty: a line that
 /// says there is nothing to show).
-pub(super) fn block(
+pub fn block(
     ctx: &Context,
     query: Option<String>,
     budget: Option<usize>,

@@ -17,7 +17,7 @@ fn role_of(ctx: &Context, rel: &RelPath) -> Option<Option<String>> {
 }
 
 /// Whether the memory at `path` (`category/slug`) is another role's.
-pub(super) fn hidden(ctx: &Context, path: &str) -> bool {
+pub fn hidden(ctx: &Context, path: &str) -> bool {
     let Ok(rel) = RelPath::parse(path) else { return false };
     match role_of(ctx, &rel) {
         Some(role) => role.is_some() && role.as_ref() != ctx.role.as_ref(),
