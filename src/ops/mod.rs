@@ -22,6 +22,7 @@
 //!   pre-commit check.
 
 pub mod agent;
+pub mod clean;
 pub mod compile;
 pub mod context;
 pub mod exchange;
@@ -35,6 +36,8 @@ pub mod naming;
 pub mod prompt;
 pub mod recall;
 pub mod remember;
+pub mod rename;
+pub mod stats;
 pub mod tier;
 pub mod trash;
 pub mod visibility;
