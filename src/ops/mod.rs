@@ -9,9 +9,14 @@
 //! - [`context`]: the block an agent gets at session start and per prompt.
 //! - [`compile`]: regenerate the indexes and ROOT.md's tables; every write
 //!   refreshes its root through it.
+//! - [`remember`], [`forget`] (and restore), [`rename`], [`import`],
+//!   [`clean`]: the writes, each under the root's lock ([`writing`]) and
+//!   followed by a recompile; [`list`], [`inspect`], [`stats`], [`prompt`]:
+//!   the reads.
 //! - [`visibility`]: what an agent may be shown (role and trust), in one
 //!   place, and [`agent`]: the operations as an agent asks for them
-//!   (`mem mcp`), with those rules applied; [`filter`]: the criteria that pick memories.
+//!   (`mem mcp`), with those rules applied. [`filter`]: the criteria that
+//!   pick memories.
 //! - [`exchange`]: the document `mem export` writes and `mem import` reads.
 //! - [`trash`]: what was forgotten, newest first; [`history`]: a memory's
 //!   saved versions.
@@ -30,6 +35,7 @@ pub mod filter;
 pub mod forget;
 pub mod git;
 pub mod history;
+pub mod import;
 pub mod inspect;
 pub mod list;
 pub mod naming;
