@@ -221,7 +221,10 @@ fn consolidate(ctx: &Context, dry_run: bool) -> Result<String> {
     let every = crate::model::consolidation::DEFAULT_EVERY;
     let file = crate::store::state::path(&root.dir);
     if dry_run {
-        return Ok(format!("would turn consolidation on in {} (every {every} turns)", file.display()));
+        return Ok(format!(
+            "would turn consolidation on in {} (every {every} turns)",
+            file.display()
+        ));
     }
     let warnings = crate::store::state::update(&root.dir, ctx.now_ms, |s| {
         s.consolidation.every.get_or_insert(every);
