@@ -49,6 +49,8 @@ const STAMP_FILES = 512
 const REBUILD_EVERY_MS = 30000
 /** The recent messages of a session handed to `mem consolidate --hook`. */
 const CONSOLIDATE_MESSAGES = 24
+/** The most of one message handed over (mem quotes less). */
+const CONSOLIDATE_CHARS = 4000
 
 type Run = { ok: boolean; stdout: string; stderr: string; why?: string }
 
@@ -175,6 +177,7 @@ function recentMessages(list: unknown): { role: string; text: string }[] {
       )
       .filter((t: string) => t.length > 0)
       .join("\n")
+      .slice(0, CONSOLIDATE_CHARS)
     return typeof role === "string" && text ? [{ role, text }] : []
   })
 }

@@ -43,7 +43,7 @@ pub fn from_messages(messages: &Value) -> Vec<Turn> {
     let start = list.len().saturating_sub(4 * MAX_TURNS);
     last_turns(list[start..].iter().filter_map(|m| {
         let role = role(m.get("role")?.as_str()?)?;
-        let text = m.get("text").map_or_else(|| content(m.get("content")?), |t| text_of(t));
+        let text = m.get("text").map_or_else(|| content(m.get("content")?), text_of);
         Some(Turn { role, text: text? })
     }))
 }

@@ -3,8 +3,8 @@
 //!
 //! - `claude-code`: the session-start, prompt and end-of-turn hooks in
 //!   `.claude/settings.json`, the MCP server in `.mcp.json` (the end-of-turn
-//! hook, `mem consolidate --hook`, does nothing until consolidation is
-//! turned on: `--consolidate` turns it on for this clone);
+//!   hook, `mem consolidate --hook`, does nothing until consolidation is
+//!   turned on: `--consolidate` turns it on for this clone);
 //! - `opencode`: the plugin as `.opencode/plugins/mem.ts`, the MCP server in
 //!   `opencode.json`;
 //! - `codex`: the rules and pinned memories in `AGENTS.md`'s generated
