@@ -9,6 +9,7 @@ pub mod agent;
 pub mod clean;
 pub mod compile;
 pub mod completions;
+pub mod consolidate;
 pub mod context;
 pub mod doctor;
 pub mod edit;

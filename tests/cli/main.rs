@@ -5,6 +5,7 @@ mod cache;
 mod categories;
 mod compile;
 mod concurrency;
+mod consolidate;
 mod context;
 mod conventions;
 mod decay;
