@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::format::{
     Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
@@ -20,9 +22,11 @@ use crate::model::memory::Memory;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
 use crate::rank::corpus::{Boosts, FIELDS, Stats, StatsColumns, Terms};
+use crate::store::identity::Identity;
 
 /// A root's cache, opened: the file list and where each record is, as
 /// fixed-width columns (read as they lie, not parsed).
+#[derive(Clone)]
 pub(super) struct Cached {
     pub(super) path: PathBuf,
     pub(super) file: Arc<File>,
@@ -139,6 +143,29 @@ impl Cached {
     }
 }
 
+/// Cache files opened and checked, by path and identity: a file replaced
+/// or changed has another identity (see [`Identity`]), so a kept
+/// one is exactly the file there now.
+type Opened = HashMap<PathBuf, (Identity, Cached)>;
+
+fn opened_files() -> &'static Mutex<Opened> {
+    static OPENED: OnceLock<Mutex<Opened>> = OnceLock::new();
+    OPENED.get_or_init(Default::default)
+}
+
+/// The cache file at `path` as opened and checked before, if it is still
+/// that file.
+pub(super) fn opened(path: &Path, identity: Identity) -> Option<Cached> {
+    let opened = opened_files().lock().unwrap_or_else(|p| p.into_inner());
+    opened.get(path).filter(|(i, _)| *i == identity).map(|(_, c)| c.clone())
+}
+
+/// Keep an opened and checked cache file for [`opened`].
+pub(super) fn keep_opened(path: &Path, identity: Identity, cached: &Cached) {
+    let mut opened = opened_files().lock().unwrap_or_else(|p| p.into_inner());
+    opened.insert(path.to_path_buf(), (identity, cached.clone()));
+}
+
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
 #[allow(unsafe_code, reason = "maps the cache file: see the SAFETY note below")]
@@ -148,6 +175,11 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     }
     let (mut file, _) =
         crate::store::files::open(&root.dir, path, crate::store::files::Links::Never).ok()?;
+    // A long-lived process opens the same file again: checked once.
+    let identity = super::watch::enabled().then(|| crate::store::identity::identity(&file)).flatten();
+    if let Some(known) = identity.and_then(|identity| opened(path, identity)) {
+        return Some(known);
+    }
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let len = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
@@ -212,7 +244,11 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         slugs: Held::mapped(&map, HEADER + slugs_at, slugs_len)?,
         slug_offs: Held::mapped(&map, HEADER + slug_offs, 4 * (n + 1))?,
     };
-    Some(Cached { path: path.to_path_buf(), file: Arc::new(file), total, map, names, meta })
+    let cached = Cached { path: path.to_path_buf(), file: Arc::new(file), total, map, names, meta };
+    if let Some(identity) = identity {
+        keep_opened(path, identity, &cached);
+    }
+    Some(cached)
 }
 
 /// Every document's statistics and the term tables, each with its first document.

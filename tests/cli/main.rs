@@ -38,6 +38,7 @@ mod session;
 mod setup;
 mod tools;
 mod vocabulary;
+mod watch;
 
 /// A test file that is not declared above would silently never run.
 #[test]
