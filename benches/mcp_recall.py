@@ -37,7 +37,7 @@ rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
 def recall(i, q):
     started = time.perf_counter()
     reply = rpc({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                 "params": {"name": tool, "arguments": {"query": q, "limit": 10} if tool == "memory_recall" else {"query": q}}})
+                 "params": {"name": tool, "arguments": dict({"query": q, "limit": 10}, **({"track": False} if os.environ.get("TRACK") == "0" else {})) if tool == "memory_recall" else {"query": q}}})
     elapsed = time.perf_counter() - started
     assert not reply["result"].get("isError"), reply
     return elapsed

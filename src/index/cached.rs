@@ -5,14 +5,13 @@ use std::cmp::Ordering;
 use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use super::format::{
     Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
     word,
 };
+use super::kept::{self, Decoded, Matched};
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
 use super::packed::{Bytes, Held, Packed};
@@ -22,7 +21,6 @@ use crate::model::memory::Memory;
 use crate::model::relpath::RelPath;
 use crate::model::roots::{Root, Scope};
 use crate::rank::corpus::{Boosts, FIELDS, Stats, StatsColumns, Terms};
-use crate::store::identity::Identity;
 
 /// A root's cache, opened: the file list and where each record is, as
 /// fixed-width columns (read as they lie, not parsed).
@@ -36,6 +34,11 @@ pub(super) struct Cached {
     pub(super) map: Arc<Mapped>,
     pub(super) names: Names,
     pub(super) meta: Meta,
+    /// The entries a kept listing matched, by the listing's id: shared by
+    /// the copies a long-lived process keeps of this file.
+    pub(super) matched: Arc<Mutex<Matched>>,
+    /// Every record, decoded, in a long-lived process ([`Cached::records`]).
+    pub(super) decoded: Arc<Mutex<Decoded>>,
 }
 
 impl Cached {
@@ -110,8 +113,16 @@ impl Cached {
         self.decode_record(doc, scope, &buf)
     }
 
-    /// Every record, read at once (for commands that want them all).
+    /// Every record, read at once (for commands that want them all); in a
+    /// long-lived process, decoded once per file.
     pub(super) fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
+        if !super::watch::enabled() {
+            return self.decode_records(scope);
+        }
+        kept::once(&self.decoded, scope, || self.decode_records(scope))
+    }
+
+    fn decode_records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
         let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * self.len())?;
         self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
@@ -143,28 +154,8 @@ impl Cached {
     }
 }
 
-/// Cache files opened and checked, by path and identity: a file replaced
-/// or changed has another identity (see [`Identity`]), so a kept
-/// one is exactly the file there now.
-type Opened = HashMap<PathBuf, (Identity, Cached)>;
-
-fn opened_files() -> &'static Mutex<Opened> {
-    static OPENED: OnceLock<Mutex<Opened>> = OnceLock::new();
-    OPENED.get_or_init(Default::default)
-}
-
-/// The cache file at `path` as opened and checked before, if it is still
-/// that file.
-pub(super) fn opened(path: &Path, identity: Identity) -> Option<Cached> {
-    let opened = opened_files().lock().unwrap_or_else(|p| p.into_inner());
-    opened.get(path).filter(|(i, _)| *i == identity).map(|(_, c)| c.clone())
-}
-
-/// Keep an opened and checked cache file for [`opened`].
-pub(super) fn keep_opened(path: &Path, identity: Identity, cached: &Cached) {
-    let mut opened = opened_files().lock().unwrap_or_else(|p| p.into_inner());
-    opened.insert(path.to_path_buf(), (identity, cached.clone()));
-}
+/// Cache files a long-lived process opened and checked ([`kept`]).
+static OPENED: kept::Files<Cached> = kept::Files::new();
 
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
@@ -176,8 +167,9 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     let (mut file, _) =
         crate::store::files::open(&root.dir, path, crate::store::files::Links::Never).ok()?;
     // A long-lived process opens the same file again: checked once.
-    let identity = super::watch::enabled().then(|| crate::store::identity::identity(&file)).flatten();
-    if let Some(known) = identity.and_then(|identity| opened(path, identity)) {
+    let identity =
+        super::watch::enabled().then(|| crate::store::identity::identity(&file)).flatten();
+    if let Some(known) = identity.and_then(|identity| OPENED.get(path, identity)) {
         return Some(known);
     }
     let mut header = [0u8; HEADER];
@@ -244,9 +236,11 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         slugs: Held::mapped(&map, HEADER + slugs_at, slugs_len)?,
         slug_offs: Held::mapped(&map, HEADER + slug_offs, 4 * (n + 1))?,
     };
-    let cached = Cached { path: path.to_path_buf(), file: Arc::new(file), total, map, names, meta };
+    let (file, matched, decoded) = (Arc::new(file), Arc::default(), Arc::default());
+    let path = path.to_path_buf();
+    let cached = Cached { path, file, total, map, names, meta, matched, decoded };
     if let Some(identity) = identity {
-        keep_opened(path, identity, &cached);
+        OPENED.keep(&cached.path, identity, &cached);
     }
     Some(cached)
 }

@@ -43,6 +43,7 @@ pub mod docs;
 pub mod format;
 pub mod fresh;
 pub mod held;
+mod kept;
 mod mapped;
 pub mod names;
 mod packed;

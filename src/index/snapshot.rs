@@ -119,18 +119,27 @@ pub(crate) fn list_beside(
     record: bool,
     side: &(dyn Fn() + Sync),
 ) -> (Vec<Listing>, Vec<Problem>) {
+    let (listings, problems, _) = list_kept(root, record, side);
+    (listings, problems)
+}
+
+/// [`list_beside`], with the id of the listing when a watching process
+/// keeps it (see [`watch::Ticket::keep`]).
+pub(super) fn list_kept(
+    root: &Root,
+    record: bool,
+    side: &(dyn Fn() + Sync),
+) -> (Vec<Listing>, Vec<Problem>, Option<u64>) {
     let ticket = match watch::look(root) {
-        watch::Looked::Kept(listings, problems) => {
+        watch::Looked::Kept(listings, problems, id) => {
             side();
-            return (listings, problems);
+            return (listings, problems, Some(id));
         }
         watch::Looked::List(ticket) => ticket,
     };
     let (listings, problems) = list_stat(root, record, side);
-    if let Some(ticket) = ticket {
-        ticket.keep(&listings, &problems);
-    }
-    (listings, problems)
+    let id = ticket.and_then(|ticket| ticket.keep(&listings, &problems));
+    (listings, problems, id)
 }
 
 /// [`list_beside`] by `stat`, through the snapshot.

@@ -61,6 +61,8 @@ struct Watched {
 }
 
 struct Kept {
+    /// This listing, among every listing kept in the process.
+    id: u64,
     changes: u64,
     listings: Vec<Listing>,
     problems: Vec<Problem>,
@@ -74,7 +76,8 @@ fn roots() -> &'static Mutex<HashMap<PathBuf, Watched>> {
 /// Where a listing stands: kept and still true, or to be made by `stat`,
 /// then handed to [`Ticket::keep`].
 pub(super) enum Looked {
-    Kept(Vec<Listing>, Vec<Problem>),
+    /// The listing, its problems, and its id ([`Ticket::keep`]).
+    Kept(Vec<Listing>, Vec<Problem>, u64),
     List(Option<Ticket>),
 }
 
@@ -106,7 +109,7 @@ pub(super) fn look(root: &Root) -> Looked {
     let changes = watched.signals.changes.load(Ordering::SeqCst);
     match &watched.kept {
         Some(kept) if kept.changes == changes => {
-            Looked::Kept(kept.listings.clone(), kept.problems.clone())
+            Looked::Kept(kept.listings.clone(), kept.problems.clone(), kept.id)
         }
         _ => Looked::List(Some(Ticket { dir, changes })),
     }
@@ -114,15 +117,20 @@ pub(super) fn look(root: &Root) -> Looked {
 
 impl Ticket {
     /// Keep `listings` for the next call, unless an event came in since
-    /// the ticket was taken (then the next call lists again).
-    pub(super) fn keep(self, listings: &[Listing], problems: &[Problem]) {
+    /// the ticket was taken (then the next call lists again). The kept
+    /// listing's id, unique in the process: what was worked out from it
+    /// (which cached entries it matches) holds while the id comes back.
+    pub(super) fn keep(self, listings: &[Listing], problems: &[Problem]) -> Option<u64> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         let mut roots = roots().lock().unwrap_or_else(|p| p.into_inner());
-        let Some(watched) = roots.get_mut(&self.dir) else { return };
+        let watched = roots.get_mut(&self.dir)?;
         if watched.signals.changes.load(Ordering::SeqCst) != self.changes {
-            return;
+            return None;
         }
         let (listings, problems) = (listings.to_vec(), problems.to_vec());
-        watched.kept = Some(Kept { changes: self.changes, listings, problems });
+        let id = NEXT.fetch_add(1, Ordering::SeqCst);
+        watched.kept = Some(Kept { id, changes: self.changes, listings, problems });
+        Some(id)
     }
 }
 

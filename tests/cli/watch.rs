@@ -245,3 +245,30 @@ fn watched_answers_follow_trust_given_again() {
     env.mem(["trust", "--yes"]).assert().success();
     assert_eq!(both("zebracorn"), ["facts/staging-cluster.md"]);
 }
+
+#[test]
+fn watched_context_follows_edits_as_a_fresh_server_sees_them() {
+    let env = Env::with_fixture("demo");
+    env.settle();
+    let mut server = Server::start(&env, &[ALL]);
+    let mut both = |what: &str| {
+        std::thread::sleep(Duration::from_millis(1100));
+        let args = json!({"query": "staging deploy"});
+        let params = json!({"name": "memory_context", "arguments": args});
+        let served = server.request("tools/call", params.clone());
+        let fresh = Server::start(&env, &[ALL]).request("tools/call", params);
+        assert_eq!(served["result"], fresh["result"], "{what}");
+        served["result"]["content"][0]["text"].as_str().unwrap().to_string()
+    };
+    let before = both("at start");
+    // A rule edited in place, a memory renamed, a new one the query finds.
+    let rule = env.project().join("rules/deploy-pnpm.md");
+    let text = fs::read_to_string(&rule).unwrap().replace("pnpm", "pnpm (zebracorn)");
+    fs::OpenOptions::new().write(true).open(&rule).unwrap().write_all(text.as_bytes()).unwrap();
+    let staging = env.project().join("facts/staging-cluster.md");
+    fs::rename(&staging, env.project().join("facts/staging-k8s.md")).unwrap();
+    env.write("facts/staging-dns.md", &memory("Staging DNS", "staging deploy uses stg.example"));
+    let after = both("after the edits");
+    assert!(after.contains("zebracorn") && !before.contains("zebracorn"), "{after}");
+    assert!(after.contains("staging-dns"), "{after}");
+}
