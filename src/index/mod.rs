@@ -24,7 +24,8 @@
 //!   memories read from their records on first use.
 //! - `mapped`: the mapping and its SIGBUS guard; `packed`: term tables
 //!   as the cache stores them; [`snapshot`]: what each category folder
-//!   held; [`stamp`]: a root that compiled clean.
+//!   held; [`stamp`]: a root that compiled clean; [`watch`]: a long-lived
+//!   process listing a root from file-system events.
 
 use std::cell::{Cell, OnceCell};
 
@@ -42,6 +43,7 @@ pub mod docs;
 pub mod format;
 pub mod fresh;
 pub mod held;
+mod kept;
 mod mapped;
 pub mod names;
 mod packed;
@@ -50,6 +52,7 @@ pub mod snapshot;
 pub mod stamp;
 #[cfg(test)]
 mod tests;
+pub mod watch;
 
 pub use cached::{discard, distrust, path};
 pub use docs::{Docs, Indexed};

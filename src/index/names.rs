@@ -8,6 +8,7 @@ use crate::base::codec::u32_at;
 use crate::model::relpath::RelPath;
 
 /// The first part of a cache: what a root's folders held, enough to list it.
+#[derive(Clone)]
 pub(super) struct Names {
     pub(super) built_at: u64,
     pub(super) len: usize,

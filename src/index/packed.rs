@@ -70,6 +70,7 @@ impl Bytes {
 }
 
 /// Bytes in memory: owned, or a part of a mapped file.
+#[derive(Clone)]
 pub enum Held {
     Owned(Vec<u8>),
     Mapped { map: Arc<Mapped>, at: usize, len: usize },

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use super::format::RACY_NS;
 use super::mapped::Mapped;
+use super::watch;
 use crate::base::codec::{get_bytes, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
 use crate::model::roots::Root;
@@ -111,13 +112,39 @@ pub fn list(root: &Root, record: bool) -> (Vec<Listing>, Vec<Problem>) {
 }
 
 /// [`list`], running `side` (work independent of the listing) on one of
-/// the listing threads; see [`list_with`].
-#[allow(unsafe_code, reason = "maps the snapshot: see the SAFETY note below")]
+/// the listing threads; see [`list_with`]. In a process that watches its
+/// roots ([`watch`]), a root no event has touched is not listed again.
 pub(crate) fn list_beside(
     root: &Root,
     record: bool,
     side: &(dyn Fn() + Sync),
 ) -> (Vec<Listing>, Vec<Problem>) {
+    let (listings, problems, _) = list_kept(root, record, side);
+    (listings, problems)
+}
+
+/// [`list_beside`], with the id of the listing when a watching process
+/// keeps it (see [`watch::Ticket::keep`]).
+pub(super) fn list_kept(
+    root: &Root,
+    record: bool,
+    side: &(dyn Fn() + Sync),
+) -> (Vec<Listing>, Vec<Problem>, Option<u64>) {
+    let ticket = match watch::look(root) {
+        watch::Looked::Kept(listings, problems, id) => {
+            side();
+            return (listings, problems, Some(id));
+        }
+        watch::Looked::List(ticket) => ticket,
+    };
+    let (listings, problems) = list_stat(root, record, side);
+    let id = ticket.and_then(|ticket| ticket.keep(&listings, &problems));
+    (listings, problems, id)
+}
+
+/// [`list_beside`] by `stat`, through the snapshot.
+#[allow(unsafe_code, reason = "maps the snapshot: see the SAFETY note below")]
+fn list_stat(root: &Root, record: bool, side: &(dyn Fn() + Sync)) -> (Vec<Listing>, Vec<Problem>) {
     let listed_at = now_ns();
     let file = files::open(&root.dir, &path(root), Links::Never).ok();
     let len = file.as_ref().and_then(|(_, len)| usize::try_from(*len).ok());

@@ -12,6 +12,7 @@
 
 pub mod bound;
 pub mod compile;
+pub mod consolidation;
 pub mod frontmatter;
 pub mod glob;
 pub mod memory;

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
+use crate::model::consolidation::Consolidation;
 use crate::store::files::{self, Links, Refusal};
 use crate::store::write::write_atomic;
 
@@ -47,6 +48,10 @@ pub struct State {
     /// before it was kept: see [`State::began`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<i64>,
+    /// `mem consolidate`'s setting and turn counts (see
+    /// [`crate::model::consolidation`]).
+    #[serde(default, skip_serializing_if = "Consolidation::is_empty")]
+    pub consolidation: Consolidation,
 }
 
 impl State {

@@ -5,6 +5,7 @@ mod cache;
 mod categories;
 mod compile;
 mod concurrency;
+mod consolidate;
 mod context;
 mod conventions;
 mod decay;
@@ -37,6 +38,7 @@ mod session;
 mod setup;
 mod tools;
 mod vocabulary;
+mod watch;
 
 /// A test file that is not declared above would silently never run.
 #[test]

@@ -39,7 +39,7 @@ fn the_opencode_plugin_typechecks_and_its_hooks_work_under_node() {
         "node --test:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("# pass 7") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 8") && stdout.contains("# fail 0"), "{stdout}");
 }
 
 /// Each hook command of the Claude Code plugin, run through the shell
@@ -115,13 +115,20 @@ fn the_claude_code_plugin_hooks_run_as_declared() {
                         );
                         assert!(!again.contains("facts/staging-cluster.md"), "{again}");
                     }
+                    "Stop" => {
+                        // Consolidation is off until turned on: nothing, whatever the turn.
+                        for _ in 0..3 {
+                            let input = serde_json::json!({"stop_hook_active": false});
+                            assert_eq!(run(command, event(name, input)), "");
+                        }
+                    }
                     other => panic!("a hook for {other} the test does not know"),
                 }
                 ran.push(name.clone());
             }
         }
     }
-    assert_eq!(ran, ["SessionStart", "UserPromptSubmit"]);
+    assert_eq!(ran, ["SessionStart", "UserPromptSubmit", "Stop"]);
 }
 
 #[test]

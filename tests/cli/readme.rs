@@ -173,6 +173,11 @@ fn every_json_snippet_parses_and_its_commands_run() {
     assert!(first.contains("references/deploy-runbook.md"), "{first}");
     let again = run(&hook("UserPromptSubmit"), prompt);
     assert!(!again.contains("references/deploy-runbook.md"), "no repeats: {again}");
+    // The end-of-turn hook: nothing while consolidation is off (the default).
+    let stop = serde_json::json!({"session_id": "s", "transcript_path": "/nonexistent.jsonl", "stop_hook_active": false, "cwd": cwd, "hook_event_name": "Stop"});
+    for _ in 0..3 {
+        assert_eq!(run(&hook("Stop"), stop.clone()), "");
+    }
 }
 
 /// Hook `command` strings and MCP `command` + `args` entries, as argv.

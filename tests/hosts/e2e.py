@@ -11,6 +11,7 @@ non-zero with a message on the first failure.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,11 @@ from pathlib import Path
 HARD_RULE = "部署脚本用 pnpm"
 PROMPT = "where does the staging cluster run?"
 BEST_MATCH = "facts/staging-cluster.md"
+# mem's consolidation instructions say this, then the session's id.
+ASKED = re.compile(r"asked once for session `([A-Za-z0-9._:-]+)`")
+TURNS = [PROMPT, "how long does a deploy there take?", "thanks, that is all for now", "turn four", "turn five",
+         "turn six"]
+SAVED = "facts/consolidated-staging"
 
 
 class Failure(Exception):
@@ -107,6 +113,105 @@ def claude_code(mem, repo):
         print("claude code: after /compact the hard rules are injected again")
     finally:
         s.close()
+
+
+def newest(messages):
+    """The messages after the last assistant one: what a request brings new."""
+    last = max([i for i, m in enumerate(messages) if m.get("role") == "assistant"], default=-1)
+    return text_of(messages[last + 1:])
+
+
+def deliveries(requests, path):
+    """The requests to `path` that bring the consolidation instructions new."""
+    return [r for r in requests if r["path"].split("?")[0].endswith(path) and isinstance(r["body"], dict)
+            and ASKED.search(newest(r["body"].get("messages", [])))]
+
+
+def claude_code_consolidation(mem, repo, enabled):
+    """The Stop hook (the plugin's, on by MEM_CONSOLIDATE=1): after the third
+    turn the model gets the instructions once, and the memory it saves
+    through MCP cites the session; off, no request carries them."""
+    s = Setup(mem, repo, "claude-consolidate")
+    try:
+        claude = str(s.bin / "claude")
+        s.run([claude, "plugin", "install", "mem", "--marketplace", str(s.repo / "integrations")])
+        model = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{s.port}", "ANTHROPIC_API_KEY": "sk-stand-in"}
+        if enabled:
+            model["MEM_CONSOLIDATE"] = "1"
+        # -p cannot ask for permission: the one tool the consolidation uses is allowed.
+        allow = ["--allowedTools", "mcp__plugin_mem_mem__memory_remember"]
+        for i, prompt in enumerate(TURNS):
+            s.run([claude, "-p", prompt, *allow, *(["--continue"] if i else [])], model)
+        asked = deliveries(s.requests(), "/v1/messages")
+        carried = [r for r in s.requests() if ASKED.search(text_of(r["body"]))]
+        if not enabled:
+            check(not carried, f"consolidation off, yet {len(carried)} requests carry the instructions")
+            check(not (s.work / f".memory/{SAVED}.md").exists(), "consolidation off, yet a memory was saved")
+            print(f"claude code, consolidation off: none of {len(s.requests())} requests carries the instructions")
+            return
+        check(len(asked) == 1, f"the instructions came {len(asked)} times, not once")
+        body = text_of(asked[0]["body"])
+        check(TURNS[2] in body and TURNS[3] not in body, "the instructions did not come after the third turn")
+        session = ASKED.search(newest(asked[0]["body"]["messages"])).group(1)
+        transcripts = list((s.top / "home/.claude/projects").glob(f"*/{session}.jsonl"))
+        check(transcripts, f"{session} is not the session Claude Code ran")
+        saved = (s.work / f".memory/{SAVED}.md").read_text()
+        check(f"source_sessions:\n- {session}\n" in saved, f"the memory does not cite {session}:\n{saved}")
+        uncited = json.loads(s.run(["mem", "--json", "prompt", "consolidate"]))["uncited_sessions"]
+        check(all(u["id"] != session for u in uncited), f"{session} is still listed as uncited")
+        print(f"claude code, consolidation on: the instructions came once, after turn 3 of {len(TURNS)}; "
+              f"{SAVED} cites {session}; mem prompt consolidate no longer lists it")
+    finally:
+        s.close()
+
+
+def opencode_consolidation(mem, repo):
+    """The OpenCode plugin, on by MEM_CONSOLIDATE=1: after the third turn the
+    session is prompted with the instructions once."""
+    s = Setup(mem, repo, "opencode-consolidate")
+    server = None
+    try:
+        plugins = s.work / ".opencode/plugins"
+        plugins.mkdir(parents=True)
+        shutil.copy(s.repo / "integrations/opencode/src/index.ts", plugins / "mem.ts")
+        write_opencode_config(s)
+        port = free_port()
+        log = open(s.top / "opencode.log", "w")
+        server = subprocess.Popen([str(s.bin / "opencode"), "serve", "--port", str(port)], cwd=s.work,
+                                  env={**s.env, "MEM_CONSOLIDATE": "1"}, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=log)
+        base = f"http://127.0.0.1:{port}"
+        wait_for(lambda: urllib.request.urlopen(f"{base}/session", timeout=1))
+        session = post(f"{base}/session", {})["id"]
+        asked = []
+        for i, prompt in enumerate(TURNS):
+            post(f"{base}/session/{session}/message", {"parts": [{"type": "text", "text": prompt}]})
+            if i == 2:
+                asked = wait_for(lambda: deliveries(s.requests(), "/chat/completions") or None, tries=300)
+                time.sleep(2)
+        asked = deliveries(s.requests(), "/chat/completions")
+        check(len(asked) == 1, f"opencode: the instructions came {len(asked)} times, not once")
+        check(ASKED.search(newest(asked[0]["body"]["messages"])).group(1) == session,
+              "opencode: the instructions name another session")
+        body = text_of(asked[0]["body"])
+        check(TURNS[2] in body and TURNS[3] not in body, "opencode: the instructions did not come after turn 3")
+        print(f"opencode, consolidation on: the session was prompted once, after turn 3 of {len(TURNS)}")
+    finally:
+        if server:
+            server.kill()
+        s.close()
+
+
+def wait_for(probe, tries=600):
+    for _ in range(tries):
+        try:
+            found = probe()
+            if found:
+                return found
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise Failure("timed out")
 
 
 def claude_code_setup(mem, repo):
@@ -263,6 +368,9 @@ def main():
         opencode_package(mem, repo)
         claude_code_setup(mem, repo)
         opencode_setup(mem, repo)
+        claude_code_consolidation(mem, repo, enabled=True)
+        claude_code_consolidation(mem, repo, enabled=False)
+        opencode_consolidation(mem, repo)
     except Failure as e:
         sys.exit(f"FAIL: {e}")
     print("ok: the agent hosts passed")

@@ -7,15 +7,63 @@ and the OpenAI chat completions API (`POST /v1/chat/completions`, streamed or
 not) with one short text reply, and appends every request body, as one JSON
 line, to RECORD_FILE. Writes the port it listens on to PORT_FILE. Anything
 else gets an empty JSON object. Runs until killed.
+
+Anthropic requests that carry mem's consolidation instructions (`asked
+once for session `<id>``) are answered as a model that follows them would:
+load mem's MCP `memory_remember` tool (`ToolSearch`, when the host defers
+it), call it once with `session_id` set to that session, then reply.
 """
 
 import json
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 REPLY = "Noted."
 LOCK = threading.Lock()
+ASKED = re.compile(r"asked once for session `([A-Za-z0-9._:-]+)`")
+SAVED = "facts/consolidated-staging"
+
+
+def texts(content):
+    """The text of a message's content: a string, or its text blocks."""
+    if isinstance(content, str):
+        return [content]
+    return [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def blocks(message, kind):
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] if isinstance(content, list) else []
+
+
+def consolidation_call(body):
+    """What a model following the consolidation instructions calls next, as
+    (tool, input), or None: after the newest message that carries them,
+    `ToolSearch` to load the deferred `memory_remember` (Claude Code defers
+    MCP tools), then `memory_remember` with the session id, then nothing."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return None
+    messages = body["messages"]
+    asked = [i for i, m in enumerate(messages) if m.get("role") != "assistant"
+             and ASKED.search("\n".join(texts(m.get("content"))))]
+    if not asked:
+        return None
+    found = ASKED.search("\n".join(texts(messages[asked[-1]].get("content"))))
+    since = messages[asked[-1] + 1:]
+    called = {b.get("name") for m in since for b in blocks(m, "tool_use")}
+    tools = [t.get("name", "") for t in body.get("tools") or []]
+    remember = next((t for t in tools if t.endswith("memory_remember")), None)
+    if any(name and name.endswith("memory_remember") for name in called):
+        return None
+    if remember:
+        return remember, {"path": SAVED, "session_id": found.group(1),
+                          "body": "The staging cluster is shopfront-stg; a deploy there takes about four minutes."}
+    deferred = re.search(r"(mcp__[A-Za-z0-9_]*?__memory_remember)", json.dumps(body))
+    if "ToolSearch" in tools and "ToolSearch" not in called and deferred:
+        return "ToolSearch", {"query": f"select:{deferred.group(1)}"}
+    return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -58,6 +106,9 @@ class Handler(BaseHTTPRequestHandler):
         stream = isinstance(body, dict) and body.get("stream")
         model = body.get("model", "stand-in") if isinstance(body, dict) else "stand-in"
         if path.endswith("/messages"):
+            call = consolidation_call(body)
+            if call:
+                return self._anthropic_tool(stream, model, *call)
             return self._anthropic(stream, model)
         if path.endswith("/chat/completions"):
             return self._openai(stream, model)
@@ -79,6 +130,27 @@ class Handler(BaseHTTPRequestHandler):
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
                                "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+        self._send(200, "text/event-stream", text)
+
+    def _anthropic_tool(self, stream, model, name, arguments):
+        usage = {"input_tokens": 100, "output_tokens": 20}
+        block = {"type": "tool_use", "id": f"toolu_standin_{name[-15:]}", "name": name, "input": {}}
+        message = {"id": "msg_standin_tool", "type": "message", "role": "assistant", "model": model,
+                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        if not stream:
+            message.update(content=[{**block, "input": arguments}], stop_reason="tool_use")
+            return self._send(200, "application/json", json.dumps(message))
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(arguments)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use",
+                               "stop_sequence": None}, "usage": {"output_tokens": 20}}),
             ("message_stop", {"type": "message_stop"}),
         ]
         text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)

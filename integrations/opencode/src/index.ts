@@ -13,6 +13,13 @@
 // - Before compaction, the block goes into the compaction context; the
 //   system text keeps it (and the matches) afterwards, and the session's
 //   record of what it was shown starts over.
+// - When a session goes idle (a turn ended) and consolidation is turned on
+//   (MEM_CONSOLIDATE=1, or `mem consolidate --enable`; off by default), its
+//   recent messages go to `mem consolidate --hook`; when mem answers with a
+//   block (every third turn, once per session, not when the session saved
+//   a memory itself), its reason is sent to the same session as a prompt,
+//   so the session's own agent saves what it learned. The idle that ends
+//   that consolidation turn is passed on as `stop_hook_active`: never twice.
 //
 // Every call runs the `mem` binary ($MEM_BIN, else `mem` on PATH); it never
 // re-implements it. A hook waits for it at most 5 s: a slower call (the first
@@ -40,6 +47,10 @@ const STAT_EVERY_MS = 1000
 const STAMP_FILES = 512
 /** The block is built again at least this often (edits the stamp misses). */
 const REBUILD_EVERY_MS = 30000
+/** The recent messages of a session handed to `mem consolidate --hook`. */
+const CONSOLIDATE_MESSAGES = 24
+/** The most of one message handed over (mem quotes less). */
+const CONSOLIDATE_CHARS = 4000
 
 type Run = { ok: boolean; stdout: string; stderr: string; why?: string }
 
@@ -153,6 +164,24 @@ function treeStamp(roots: string[]): string {
 
 type Session = { matches: string[] }
 
+/** A session's recent messages as `mem consolidate --hook` reads them:
+ *  `[{role, text}]`, the text parts only. */
+function recentMessages(list: unknown): { role: string; text: string }[] {
+  if (!Array.isArray(list)) return []
+  return list.slice(-CONSOLIDATE_MESSAGES).flatMap((m) => {
+    const role = m?.info?.role
+    const parts = Array.isArray(m?.parts) ? m.parts : []
+    const text = parts
+      .map((p: { type?: string; text?: unknown; synthetic?: boolean }) =>
+        p?.type === "text" && !p.synthetic && typeof p.text === "string" ? p.text : "",
+      )
+      .filter((t: string) => t.length > 0)
+      .join("\n")
+      .slice(0, CONSOLIDATE_CHARS)
+    return typeof role === "string" && text ? [{ role, text }] : []
+  })
+}
+
 export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   const cwd = input.directory
   const logged = new Set<string>()
@@ -218,6 +247,33 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
     return block
   }
 
+  /** Sessions sent consolidation instructions: their next idle ends that turn. */
+  const consolidating = new Set<string>()
+  /** At the end of a turn: ask mem whether the session should consolidate,
+   *  and if so prompt it. Never throws; mem decides whether it is on. */
+  const consolidate = async (id: string) => {
+    const active = consolidating.delete(id)
+    const status = await runMem(["--json", "consolidate"], cwd)
+    if (!status.ok) return void (await log(status.why ?? "mem consolidate failed"))
+    if (!(JSON.parse(status.stdout) as { enabled?: boolean }).enabled) return
+    let messages: { role: string; text: string }[] = []
+    if (!active) {
+      const listed = await input.client.session.messages({ path: { id }, query: { limit: CONSOLIDATE_MESSAGES } })
+      messages = recentMessages(listed.data)
+    }
+    const request = JSON.stringify({
+      session_id: id, cwd, stop_hook_active: active, messages, hook_event_name: "session.idle",
+    })
+    const run = await runMem(["consolidate", "--hook"], cwd, request)
+    const note = firstLine(run.stderr)
+    if (!run.ok || note) await log(run.why ?? note)
+    if (!run.stdout.trim()) return
+    const answer = JSON.parse(run.stdout) as { decision?: string; reason?: string }
+    if (answer.decision !== "block" || !answer.reason) return
+    consolidating.add(id)
+    await input.client.session.promptAsync({ path: { id }, body: { parts: [{ type: "text", text: answer.reason }] } })
+  }
+
   const session = (id: string): Session => {
     let s = sessions.get(id)
     if (!s) {
@@ -228,6 +284,12 @@ export const MemPlugin: Plugin = async (input: PluginInput): Promise<Hooks> => {
   }
 
   return {
+    event: async ({ event }) => {
+      if (event.type !== "session.idle") return
+      // Waited for at most the hook timeout; a slower one goes on in the background.
+      await atMost(consolidate(event.properties.sessionID).catch((e) => log(`mem consolidate: ${e}`)))
+    },
+
     "experimental.chat.system.transform": async (hook, output) => {
       const text = [await current(), ...(hook.sessionID ? session(hook.sessionID).matches : [])]
         .filter((t) => t.length > 0)

@@ -187,3 +187,43 @@ test("a slow log or a slow mem holds a hook once, never longer", async () => {
   delete process.env.MEM_PLUGIN_TIMEOUT_MS
   process.env.MEM_BIN = MEM
 })
+
+test("consolidation: off by default; on, the third idle prompts the session once", async () => {
+  const work = project()
+  const prompts = []
+  const client = {
+    app: { log: async () => {} },
+    session: {
+      messages: async () => ({
+        data: [
+          { info: { role: "user" }, parts: [{ type: "text", text: "where does the staging cluster run?" }] },
+          { info: { role: "assistant" }, parts: [{ type: "text", text: "In the staging namespace." }] },
+        ],
+      }),
+      promptAsync: async (request) => void prompts.push(request),
+    },
+  }
+  const hooks = await MemPlugin({ client, project: { id: "p", worktree: work }, directory: work, worktree: work })
+  const idle = async (sessionID) => {
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID } } })
+  }
+  for (let i = 0; i < 3; i++) await idle("ses_off")
+  assert.deepEqual(prompts, [], "prompted while off")
+  process.env.MEM_CONSOLIDATE = "1"
+  try {
+    for (let i = 0; i < 2; i++) await idle("ses_on")
+    assert.deepEqual(prompts, [], "prompted before the third turn")
+    await idle("ses_on")
+    assert.equal(prompts.length, 1)
+    assert.equal(prompts[0].path.id, "ses_on")
+    const text = prompts[0].body.parts[0].text
+    assert.ok(text.includes("session_id") && text.includes("ses_on"), text.slice(0, 200))
+    assert.ok(text.includes("[user] where does the staging cluster run?"), "the turns are not quoted")
+    assert.ok(text.includes("facts/staging-cluster.md"), "the memory the turns touch is not named")
+    // The idle that ends the consolidation turn, and the turns after: never again.
+    for (let i = 0; i < 4; i++) await idle("ses_on")
+    assert.equal(prompts.length, 1)
+  } finally {
+    delete process.env.MEM_CONSOLIDATE
+  }
+})

@@ -1,8 +1,10 @@
 //! `mem setup <host>`: connect an agent host to the memory in one command,
 //! by writing (or merging into) the host's own configuration files:
 //!
-//! - `claude-code`: the session-start and prompt hooks in
-//!   `.claude/settings.json`, the MCP server in `.mcp.json`;
+//! - `claude-code`: the session-start, prompt and end-of-turn hooks in
+//!   `.claude/settings.json`, the MCP server in `.mcp.json` (the end-of-turn
+//!   hook, `mem consolidate --hook`, does nothing until consolidation is
+//!   turned on: `--consolidate` turns it on for this clone);
 //! - `opencode`: the plugin as `.opencode/plugins/mem.ts`, the MCP server in
 //!   `opencode.json`;
 //! - `codex`: the rules and pinned memories in `AGENTS.md`'s generated
@@ -33,6 +35,7 @@ use files::Change;
 const EXAMPLES: &str = "\
 Examples:
   mem setup claude-code            hooks in .claude/settings.json, the MCP server in .mcp.json
+  mem setup claude-code --consolidate   and ask the agent to consolidate every 3 turns
   mem setup opencode --dry-run     what would change, as a diff
   mem setup codex                  AGENTS.md's generated region
   mem --global setup cursor        the MCP server in ~/.cursor/mcp.json
@@ -62,6 +65,10 @@ pub struct Args {
     /// Change nothing; show what would change as a diff
     #[arg(long)]
     pub dry_run: bool,
+    /// Also turn on consolidation at the end of turns for this clone
+    /// (`mem consolidate --enable`): claude-code and opencode
+    #[arg(long)]
+    pub consolidate: bool,
 }
 
 /// What setup did (or, with `--dry-run`, would do).
@@ -76,6 +83,13 @@ pub struct Report {
 
 /// Plan the host's files, then write those that change.
 pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
+    if args.consolidate && !matches!(args.host, Host::ClaudeCode | Host::Opencode) {
+        return Err(Error::input(format!(
+            "--consolidate needs an end-of-turn hook, which {} has none of",
+            name(args.host)
+        ))
+        .hint("use it with `mem setup claude-code` or `mem setup opencode`"));
+    }
     // `--global` (the global root only): the user-level files.
     let (top, mut changes, mut notes, exported) = match ctx.selection {
         Selection::GlobalOnly => {
@@ -106,6 +120,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
             write_atomic(&top, &change.file, change.after.as_bytes())?;
         }
         files.push(Written { file: change.file, action, diff });
+    }
+    if args.consolidate {
+        notes.push(consolidate(ctx, args.dry_run)?);
     }
     Ok(Report { host: args.host, dry_run: args.dry_run, files, notes })
 }
@@ -198,11 +215,36 @@ fn user(host: Host) -> Result<(PathBuf, Vec<Change>, Vec<String>)> {
     Ok((top, changes, notes))
 }
 
-/// Claude Code's hooks: the session-start block and each prompt's matches.
+/// `--consolidate`: consolidation on for the root setup writes for.
+fn consolidate(ctx: &Context, dry_run: bool) -> Result<String> {
+    let root = ctx.write_root()?;
+    let every = crate::model::consolidation::DEFAULT_EVERY;
+    let file = crate::store::state::path(&root.dir);
+    if dry_run {
+        return Ok(format!(
+            "would turn consolidation on in {} (every {every} turns)",
+            file.display()
+        ));
+    }
+    let warnings = crate::store::state::update(&root.dir, ctx.now_ms, |s| {
+        s.consolidation.every.get_or_insert(every);
+    })?;
+    for w in warnings {
+        eprintln!("warning: {}", crate::base::text::terminal_safe(&w, false));
+    }
+    Ok(format!(
+        "consolidation is on for this clone ({}): `mem consolidate` shows it, `--disable` turns it off",
+        file.display()
+    ))
+}
+
+/// Claude Code's hooks: the session-start block, each prompt's matches, and
+/// at the end of a turn consolidation (a no-op until it is turned on).
 fn claude_settings(top: &Path, file: &Path) -> Result<Change> {
     let mut change = Change::of(top, file)?;
     let start = "mem context --hook";
     let prompt = "mem context --query -";
+    let stop = "mem consolidate --hook";
     change.json_hook(
         "SessionStart",
         json!({"matcher": "startup|resume|clear|compact",
@@ -213,6 +255,11 @@ fn claude_settings(top: &Path, file: &Path) -> Result<Change> {
         "UserPromptSubmit",
         json!({"hooks": [{"type": "command", "command": prompt, "timeout": 30}]}),
         prompt,
+    )?;
+    change.json_hook(
+        "Stop",
+        json!({"hooks": [{"type": "command", "command": stop, "timeout": 30}]}),
+        stop,
     )?;
     Ok(change)
 }

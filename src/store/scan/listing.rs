@@ -13,7 +13,7 @@ use crate::store::files::{self, Refusal};
 /// The memory files of one category folder, sorted by file name: names in
 /// one buffer, so a listing of a hundred thousand files is a few
 /// allocations, not several per file.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Listing {
     pub category: String,
     pub dir: PathBuf,

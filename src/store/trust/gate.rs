@@ -1,6 +1,7 @@
 //! How far a project root's text may reach an agent, file by file.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
@@ -8,7 +9,7 @@ use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES, Refusal};
 
-use super::record::{ROOT_MD, Record, load, matches, prose};
+use super::record::{ROOT_MD, Record, load_shared, matches, prose};
 
 /// How far a project root's text may reach an agent.
 #[derive(Debug)]
@@ -18,7 +19,7 @@ pub enum Gate {
     /// Nothing: the root was never trusted here, or is not the root that was.
     Nothing,
     /// The files whose digest the user trusted.
-    Files(Record),
+    Files(Arc<Record>),
 }
 
 impl Gate {
@@ -27,7 +28,7 @@ impl Gate {
         if trust_all {
             return Gate::All;
         }
-        match load(global, project) {
+        match load_shared(global, project) {
             Some(record) => Gate::Files(record),
             None => Gate::Nothing,
         }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -13,6 +14,7 @@ use crate::model::regions::outside;
 use crate::model::relpath::RelPath;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links};
+use crate::store::identity::{Identity, identity};
 use crate::store::state;
 use crate::store::write::{lock_file, write_atomic};
 
@@ -82,10 +84,38 @@ pub fn prose(root_md: &str) -> String {
 
 /// The record for `project`, if it was trusted and is still the same root.
 pub fn load(global: &Path, project: &Root) -> Option<Record> {
+    load_shared(global, project).map(Arc::unwrap_or_clone)
+}
+
+/// [`load`], shared: a process that reads the same record file again (a
+/// `mem mcp` answering many calls) parses it once while the file stays the
+/// same (its device, inode, size, mtime and ctime).
+pub fn load_shared(global: &Path, project: &Root) -> Option<Arc<Record>> {
     let canonical = project.dir.canonicalize().ok()?;
     let id = state::load(&project.dir).0.root_id?;
-    let record = read_record(global, &canonical)?;
+    let record = read_shared(global, &canonical)?;
     (record.root == canonical.display().to_string() && record.id == id).then_some(record)
+}
+
+/// The record file as last parsed in this process, by its identity.
+type Parsed = Option<(PathBuf, Identity, Arc<Record>)>;
+
+fn read_shared(global: &Path, canonical: &Path) -> Option<Arc<Record>> {
+    static LAST: Mutex<Parsed> = Mutex::new(None);
+    let path = record_path(global, canonical);
+    let (file, size) = files::open(global, &path, Links::Never).ok()?;
+    let identity = identity(&file)?;
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((p, i, record)) = last.as_ref()
+        && *p == path
+        && *i == identity
+    {
+        return Some(Arc::clone(record));
+    }
+    let bytes = files::read_open(file, size, MAX_RECORD_BYTES).ok()?;
+    let record = Arc::new(serde_json::from_slice::<Record>(&bytes).ok()?);
+    *last = Some((path, identity, Arc::clone(&record)));
+    Some(record)
 }
 
 /// The folder of the trust records: written (atomically, so its own time
