@@ -74,6 +74,29 @@ pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// JSON text (as `serde_json` writes it) with every hidden character but
+/// line break and tab written as a `\uXXXX` escape: the same value, valid
+/// JSON, and nothing [`terminal_safe`] would rewrite (which would make it
+/// invalid). Such characters can only stand inside its strings.
+pub fn json_visible(json: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| hidden(c) && c != '\n' && c != '\t';
+    if !json.chars().any(escaped) {
+        return json.into();
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if escaped(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// A one-line field (title, summary, kind, trigger) as one line of a
 /// listing: every run of whitespace, line breaks included, is one space.
 /// A title that holds `\n## Hard rules` cannot start a line of its own.
@@ -244,6 +267,18 @@ fn cut(line: &mut String, width: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_visible_is_the_same_json_with_nothing_hidden() {
+        let value =
+            serde_json::json!({"t": "a\u{200b}b\u{7f}\u{85}\u{202e}\u{e0041}\n\u{1b}", "n": 1});
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let visible = json_visible(&json);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&visible).unwrap(), value);
+        assert_eq!(terminal_safe(&visible, false), visible);
+        assert!(visible.contains(r"\u200b") && visible.contains(r"\udb40\udc41"), "{visible}");
+        assert!(matches!(json_visible("{\"a\": \"部署\"}"), std::borrow::Cow::Borrowed(_)));
+    }
 
     #[test]
     fn wrapped_lines_never_pass_the_width() {

@@ -204,3 +204,25 @@ fn a_hostile_or_missing_transcript_or_input_never_breaks_the_host() {
         assert_eq!(hook(&env, &stop("../etc", &huge, false), ON).0, "");
     }
 }
+
+#[test]
+fn hidden_characters_in_the_transcript_keep_the_answer_json_and_show_in_it() {
+    let env = demo();
+    let file = env.tmp.path().join("hidden.jsonl");
+    // A zero-width space and a BOM (pasted text), a right-to-left override,
+    // a NEL, DEL, a terminal escape and a Unicode tag character.
+    let text = "pnpm\u{200b} run\u{feff} \u{202e}lave\u{85}x\u{7f} \u{1b}]0;pwned\u{7} \u{e0041}";
+    let line = serde_json::json!({"type": "user", "message": {"role": "user", "content": text}});
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let outs: Vec<String> =
+        (0..3).map(|_| hook(&env, &stop("ses_hid", &file, false), ON).0).collect();
+    let answer: serde_json::Value = serde_json::from_str(&outs[2])
+        .unwrap_or_else(|e| panic!("not the host's JSON ({e}): {}", outs[2]));
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap();
+    for c in ['\u{200b}', '\u{feff}', '\u{202e}', '\u{85}', '\u{7f}', '\u{1b}', '\u{e0041}'] {
+        assert!(!reason.contains(c), "{:?} quoted as is: {reason}", c);
+    }
+    assert!(reason.contains(r"\u{202e}lave") && reason.contains(r"\x1b]0;pwned"), "{reason}");
+    assert!(!outs[2].trim_end().contains(|c: char| c.is_control()), "{}", outs[2]);
+}

@@ -188,11 +188,13 @@ fn cited(ctx: &Context, id: &str) -> bool {
 }
 
 impl Report {
-    /// In hook mode: the host's JSON line, or nothing.
+    /// In hook mode: the host's JSON line, or nothing. Hidden characters
+    /// are JSON escapes, so that the terminal-safe output keeps it JSON.
     fn hook_text(&self) -> Option<String> {
         let decision = self.hook.as_ref()?;
         Some(decision.as_ref().map_or_else(String::new, |d| {
-            format!("{}\n", serde_json::to_string(d).unwrap_or_default())
+            let json = serde_json::to_string(d).unwrap_or_default();
+            format!("{}\n", crate::base::text::json_visible(&json))
         }))
     }
 }

@@ -104,7 +104,10 @@ fn content(value: &Value) -> Option<String> {
 
 fn text_of(value: &Value) -> Option<String> {
     let text = value.as_str()?.trim();
-    (!text.is_empty()).then(|| crate::model::memory::truncate(text, TURN_CHARS))
+    // Hidden characters (escapes, bidi overrides, tag characters) are
+    // quoted visibly, as `\x1b` or `\u{202e}`: data to read, not to obey.
+    let text = crate::base::text::terminal_safe(text, false);
+    (!text.is_empty()).then(|| crate::model::memory::truncate(&text, TURN_CHARS))
 }
 
 /// The last [`MAX_TURNS`] turns within [`TOTAL_CHARS`], oldest first.
