@@ -11,7 +11,11 @@
 //! branch checked out. An event the watcher reports as lost (the kernel's
 //! queue overflowed), an error, or an event on the root folder itself
 //! (removed, renamed, replaced) drops what was kept, and the next call
-//! lists the root by `stat` again, as a fresh process does. A root that
+//! lists the root by `stat` again, as a fresh process does. So does a root
+//! path that names another folder than the one watched (a root that is a
+//! link pointed elsewhere, a parent folder renamed and made again), which
+//! makes no event in the folder watched: each call `stat`s the root folder
+//! itself. A root that
 //! cannot be watched (inotify's watch limit reached) is listed by `stat` on
 //! every call, after one warning.
 //!
@@ -56,6 +60,8 @@ struct Signals {
 struct Watched {
     /// Held only to keep the watch alive; dropping it ends the watch.
     _watcher: RecommendedWatcher,
+    /// The folder watched, as the root path named it when the watch began.
+    folder: Option<Folder>,
     signals: Arc<Signals>,
     kept: Option<Kept>,
 }
@@ -96,11 +102,14 @@ pub(super) fn look(root: &Root) -> Looked {
     }
     let mut roots = roots().lock().unwrap_or_else(|p| p.into_inner());
     let dir = root.dir.clone();
-    if roots.get(&dir).is_some_and(|w| w.signals.lost.load(Ordering::SeqCst)) {
+    let folder = folder(&dir);
+    if roots.get(&dir).is_some_and(|w| {
+        w.signals.lost.load(Ordering::SeqCst) || folder.is_none() || w.folder != folder
+    }) {
         roots.remove(&dir);
     }
     if !roots.contains_key(&dir) {
-        match start(&dir) {
+        match start(&dir, folder) {
             Some(watched) => roots.insert(dir.clone(), watched),
             None => return Looked::List(None),
         };
@@ -134,12 +143,29 @@ impl Ticket {
     }
 }
 
-/// Start watching `dir`. None when it does not exist yet (tried again on
-/// the next call) or cannot be watched (one warning per process).
-fn start(dir: &Path) -> Option<Watched> {
-    if !dir.is_dir() {
-        return None;
-    }
+/// Which folder a path names now, links followed.
+#[cfg(unix)]
+type Folder = (u64, u64);
+#[cfg(not(unix))]
+type Folder = PathBuf;
+
+#[cfg(unix)]
+fn folder(dir: &Path) -> Option<Folder> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder(dir: &Path) -> Option<Folder> {
+    std::fs::canonicalize(dir).ok().filter(|p| p.is_dir())
+}
+
+/// Start watching `dir`, which named `folder` before the watch began (so
+/// that a folder put there since is not taken for the one watched). None
+/// when it does not exist yet (tried again on the next call) or cannot be
+/// watched (one warning per process).
+fn start(dir: &Path, folder: Option<Folder>) -> Option<Watched> {
+    folder.as_ref()?;
     let signals = Arc::new(Signals::default());
     let heard = Arc::clone(&signals);
     let top = dir.to_path_buf();
@@ -156,7 +182,7 @@ fn start(dir: &Path) -> Option<Watched> {
     });
     let watching = watcher.and_then(|mut w| w.watch(dir, RecursiveMode::Recursive).map(|()| w));
     match watching {
-        Ok(watcher) => Some(Watched { _watcher: watcher, signals, kept: None }),
+        Ok(watcher) => Some(Watched { _watcher: watcher, folder, signals, kept: None }),
         Err(e) => {
             if !WARNED.swap(true, Ordering::SeqCst) {
                 eprintln!(

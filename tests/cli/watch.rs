@@ -272,3 +272,27 @@ fn watched_context_follows_edits_as_a_fresh_server_sees_them() {
     assert!(after.contains("zebracorn") && !before.contains("zebracorn"), "{after}");
     assert!(after.contains("staging-dns"), "{after}");
 }
+
+#[test]
+fn watched_answers_follow_a_root_link_pointed_at_another_folder() {
+    // `.memory` a link to a folder of the project (allowed), then pointed
+    // at another: nothing changes inside the folder first watched.
+    let env = Env::with_fixture("demo");
+    let (a, b) = (env.work().join("store/a"), env.work().join("store/b"));
+    fs::create_dir_all(env.work().join("store")).unwrap();
+    fs::rename(env.project(), &a).unwrap();
+    crate::env::copy_dir(&a, &b);
+    fs::write(b.join("facts/zebracorn.md"), memory("Zebracorn", "zebracorn on b")).unwrap();
+    std::os::unix::fs::symlink("store/a", env.project()).unwrap();
+    crate::env::settle(&a);
+    let mut server = Server::start(&env, &[ALL]);
+    assert!(same(&env, &mut server, &["zebracorn"])[0].is_empty());
+    let link = env.work().join(".memory-next");
+    std::os::unix::fs::symlink("store/b", &link).unwrap();
+    fs::rename(&link, env.project()).unwrap();
+    assert_eq!(same(&env, &mut server, &["zebracorn"])[0], ["facts/zebracorn.md"]);
+    // And back: the folder first watched is watched again.
+    std::os::unix::fs::symlink("store/a", &link).unwrap();
+    fs::rename(&link, env.project()).unwrap();
+    assert!(same(&env, &mut server, &["zebracorn"])[0].is_empty());
+}
