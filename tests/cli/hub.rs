@@ -6,8 +6,9 @@
 //! `/cdn/<sha256>` carrying `X-Linked-Etag` (its sha256) and
 //! `X-Linked-Size`, and the bytes come from there. HEAD and GET, `Range`
 //! (206 with `Content-Range`, 416 past the end), 404 for an unknown repo,
-//! revision or file. It can cut a file's body short or serve it with a
-//! byte changed, and keeps a log of what it was asked.
+//! revision or file. It can cut a file's body short, serve it with a
+//! byte changed, or name another etag the second time it is asked about a
+//! file, and keeps a log of what it was asked.
 #![cfg(feature = "semantic")]
 
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ struct State {
     files: Vec<Served>,
     cut: Mutex<Option<String>>,
     corrupt: Mutex<Option<String>>,
+    /// A file, and the etag given for it once it was asked about once.
+    lie: Mutex<Option<(String, String)>>,
     log: Mutex<Vec<Seen>>,
 }
 
@@ -114,6 +117,13 @@ impl Hub {
     /// Serve `name` with one byte changed, under its true etag.
     pub fn corrupt(&self, name: &str) {
         *self.state.corrupt.lock().unwrap() = Some(name.into());
+    }
+
+    /// Name `etag` for the regular file `name` whenever it is asked about
+    /// (`Range: bytes=0-0`) after the first time: a Hub that says one
+    /// thing to a check and another to the download.
+    pub fn lie(&self, name: &str, etag: &str) {
+        *self.state.lie.lock().unwrap() = Some((name.into(), etag.into()));
     }
 
     /// Serve everything whole again.
@@ -201,7 +211,14 @@ fn answer(state: &State, addr: SocketAddr, stream: TcpStream) -> std::io::Result
             ],
         );
     }
-    let etag = format!("\"{}\"", file.etag);
+    let mut etag = format!("\"{}\"", file.etag);
+    if let Some((_, lie)) = state.lie.lock().unwrap().as_ref().filter(|(n, _)| *n == file.name) {
+        let log = state.log.lock().unwrap();
+        let asked = |s: &&Seen| s.path == path && s.range.as_deref() == Some("bytes=0-0");
+        if seen.range.as_deref() == Some("bytes=0-0") && log.iter().filter(asked).count() > 1 {
+            etag = format!("\"{lie}\"");
+        }
+    }
     body(
         state,
         &mut out,

@@ -270,3 +270,22 @@ fn semantic_the_documented_blocks_run_as_written() {
             .is_file()
     );
 }
+
+#[test]
+fn semantic_pull_writes_nowhere_but_the_cache_whatever_the_hub_says_the_second_time() {
+    let env = Env::new();
+    let hub = Hub::serve(REPO, &model(), &ALL);
+    // Checked once, then named as a path out of the cache to the download.
+    let outside = env.tmp.path().join("outside");
+    hub.lie("config.json", outside.to_str().unwrap());
+    let out = pull(&env, &hub, &["--json"], &[]);
+    let written: Vec<_> = std::fs::read_dir(env.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("outside"))
+        .collect();
+    assert!(written.is_empty(), "written out of the cache: {written:?}");
+    assert_eq!(json(&out)["model_id"], model_id(&model()));
+    let asked = |name: &str| hub.log().iter().filter(|s| s.path.ends_with(name)).count();
+    assert_eq!(asked("/config.json"), 2, "asked about once, downloaded once: {:?}", hub.log());
+}

@@ -1,6 +1,7 @@
 //! `mem model pull`: a sentence model's files from the Hugging Face Hub,
-//! through the Hub's own client (`hf-hub`, blocking), into the Hub's cache
-//! as its clients lay it out (`$HF_HOME/hub/models--OWNER--NAME/`: blobs
+//! asked about through the Hub's own client (`hf-hub`, blocking) and
+//! downloaded by [`download`] by what it answered, into the Hub's cache as
+//! its clients lay it out (`$HF_HOME/hub/models--OWNER--NAME/`: blobs
 //! named by their etag, a snapshot folder per commit, refs per branch).
 //!
 //! Every file is checked against the digest the Hub names it by before it
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use hf_hub::api::sync::{Api, ApiBuilder, ApiError};
 use hf_hub::{Cache, Repo, RepoType};
 
+mod download;
 mod local;
 
 use local::{Bar, link};
@@ -117,7 +119,8 @@ pub fn pull(hub: &Hub, repo: &str, revision: &str, progress: bool) -> Result<Pul
         .build()
         .map_err(|e| Error::input(format!("cannot start a Hub client: {e}")))?;
     let spec = Repo::with_revision(repo.to_string(), RepoType::Model, revision.to_string());
-    let at = Place { hub, repo, revision, api, spec, progress };
+    let agent = download::agent();
+    let at = Place { hub, repo, revision, api, agent, spec, progress };
     let mut commit: Option<String> = None;
     let mut files = Vec::new();
     for name in [FILES[0], SENTENCE, FILES[1], FILES[2]] {
@@ -154,6 +157,8 @@ struct Place<'a> {
     repo: &'a str,
     revision: &'a str,
     api: Api,
+    /// What downloads: the Hub's client asks again before it downloads.
+    agent: ureq::Agent,
     spec: Repo,
     progress: bool,
 }
@@ -240,22 +245,20 @@ impl Place<'_> {
             }
             let _ = fs::remove_file(&blob);
         }
-        // A link left to a blob since removed would stop the client's own.
-        if pointer.symlink_metadata().is_ok() && !pointer.exists() {
-            let _ = fs::remove_file(&pointer);
-        }
-        let part = blob.with_extension("part");
+        let part = download::part(&blob);
         let kept = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
         if kept >= size && kept > 0 {
-            // Whole or more, yet never renamed: the client would ask for
-            // nothing past the end; start again.
+            // Whole or more, yet never renamed: start again.
             let _ = fs::remove_file(&part);
         }
         let resumed = kept > 0 && kept < size;
         let show = self.progress && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        let download =
-            self.api.repo(self.spec.clone()).download_with_progress(name, Bar::new(show));
-        let path = download.map_err(|e| {
+        let url = self.api.repo(self.spec.clone()).url(name);
+        let token = self.hub.token.as_deref();
+        let mut bar = Bar::new(show);
+        let got = download::download(token, &self.agent, &url, &blob, size, &mut bar, name);
+        drop(bar);
+        got.map_err(|e| {
             let kept = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
             let e = self.failed(name, e);
             if kept == 0 {
@@ -264,7 +267,7 @@ impl Place<'_> {
             let message = format!("{} ({} of {} MiB kept)", e.message, kept >> 20, size >> 20);
             Error { message, ..e }
         })?;
-        let actual = verify(&path, etag).map_err(|e| Error::io(&path, e))?;
+        let actual = verify(&blob, etag).map_err(|e| Error::io(&blob, e))?;
         if actual != etag {
             let _ = fs::remove_file(&blob);
             let _ = fs::remove_file(&pointer);
@@ -275,6 +278,8 @@ impl Place<'_> {
             ))
             .hint("nothing was installed and the bad copy is removed; run `mem model pull` again"));
         }
+        link(&pointer, etag).map_err(|e| Error::io(&pointer, e))?;
+        cache.create_ref(commit).map_err(|e| Error::io(&self.hub.cache, e))?;
         Ok(fetched(if resumed { "resumed" } else { "downloaded" }))
     }
 }
