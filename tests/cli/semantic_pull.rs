@@ -289,3 +289,17 @@ fn semantic_pull_writes_nowhere_but_the_cache_whatever_the_hub_says_the_second_t
     let asked = |name: &str| hub.log().iter().filter(|s| s.path.ends_with(name)).count();
     assert_eq!(asked("/config.json"), 2, "asked about once, downloaded once: {:?}", hub.log());
 }
+
+#[test]
+fn semantic_pull_names_a_cache_that_is_not_a_folder_before_asking_the_hub() {
+    let env = Env::new();
+    let hub = Hub::serve(REPO, &model(), &ALL);
+    std::fs::write(hf_home(&env), "a file").unwrap();
+    let out = pull(&env, &hub, &[], &[]);
+    let line = refused(&out);
+    let cache = hf_home(&env).join("hub");
+    assert!(line.contains(&cache.display().to_string()), "{line}");
+    let hint = String::from_utf8_lossy(&out.stderr).lines().nth(1).unwrap_or("").to_string();
+    assert!(hint.contains("hint: set HF_HOME"), "{hint}");
+    assert!(hub.log().is_empty(), "{:?}", hub.log());
+}

@@ -110,6 +110,10 @@ pub struct Fetched {
 pub fn pull(hub: &Hub, repo: &str, revision: &str, progress: bool) -> Result<Pulled> {
     check_repo(repo)?;
     check_revision(revision)?;
+    fs::create_dir_all(&hub.cache).map_err(|e| {
+        Error::input(format!("cannot make the Hugging Face cache {}: {e}", hub.cache.display()))
+            .hint("set HF_HOME (or HF_HUB_CACHE) to a folder you can write to")
+    })?;
     let api = ApiBuilder::from_cache(Cache::new(hub.cache.clone()))
         .with_endpoint(hub.endpoint.clone())
         .with_token(hub.token.clone())
