@@ -1,6 +1,6 @@
 //! `mem model pull`: a sentence model's files from the Hugging Face Hub,
 //! asked about through the Hub's own client (`hf-hub`, blocking) and
-//! downloaded by [`download`] by what it answered, into the Hub's cache as
+//! downloaded by this module by what it answered, into the Hub's cache as
 //! its clients lay it out (`$HF_HOME/hub/models--OWNER--NAME/`: blobs
 //! named by their etag, a snapshot folder per commit, refs per branch).
 //!
