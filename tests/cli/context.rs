@@ -319,3 +319,28 @@ fn the_printed_block_never_exceeds_the_budget_and_json_counts_what_it_prints() {
         }
     }
 }
+
+#[test]
+fn a_routing_table_over_the_budget_is_left_out_whole_and_counted_in_full() {
+    let env = Env::with_fixture("demo");
+    for i in 0..40 {
+        let text = format!(
+            "---\ntitle: Trig {i}\nsummary: trig {i}\nkind: fact\nload_when:\n  - editing service{i} config\n  - touching queue{i}\n---\nbody {i}\n"
+        );
+        env.write(&format!("facts/trig{i}.md"), &text);
+    }
+    let context = |budget: &str| -> serde_json::Value {
+        let mut cmd = env.mem(["context", "--json", "--budget", budget]);
+        let out = cmd.env("MEM_TRUST_ALL", "1").output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let all = context("100000");
+    let rows = all["routing"].as_array().unwrap().len();
+    assert!(rows >= 80, "{all}");
+    assert_eq!(all["left_out"]["routing"], false);
+    // Too small for the table: none of it, and every trigger counted.
+    let cut = context("300");
+    assert_eq!(cut["routing"].as_array().unwrap().len(), 0, "{cut}");
+    assert_eq!(cut["left_out"]["routing"], true);
+    assert_eq!(cut["left_out"]["triggers"].as_u64(), Some(rows as u64), "{cut}");
+}

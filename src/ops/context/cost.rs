@@ -108,14 +108,27 @@ impl Report {
     }
 
     /// Rows and cost of the routing table as the index has it, before any
-    /// file is read: a table that cannot fit is never built.
-    pub(super) fn cost_routing_of(&self, visible: &[usize], memories: &[Memory]) -> (usize, usize) {
+    /// file is read: a table that cannot fit is never built. The cost is
+    /// counted up to just past `room` (it cannot fit then, whatever the
+    /// rest costs); the rows are all counted.
+    pub(super) fn cost_routing_of(
+        &self,
+        visible: &[usize],
+        memories: &[Memory],
+        room: usize,
+    ) -> (usize, usize) {
         let per_row = if self.format == Format::Xml { 8 } else { 2 };
         let (mut rows, mut cost) = (0, estimate_tokens(self.words().routing));
         for m in visible.iter().map(|&d| &memories[d]) {
+            if m.load_when.is_empty() {
+                continue;
+            }
+            rows += m.load_when.len();
+            if cost > room {
+                continue;
+            }
             let file = estimate_tokens(&m.path.category) + estimate_tokens(&m.path.slug) + 1;
             for t in &m.load_when {
-                rows += 1;
                 cost += estimate_tokens(t) + file + per_row;
             }
         }

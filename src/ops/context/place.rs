@@ -140,7 +140,8 @@ impl Progress {
     ) {
         // Costed from the index first: a table that cannot fit is left out
         // without reading a file.
-        let (count, cost) = report.cost_routing_of(src.visible, src.memories);
+        let room = self.budget.saturating_sub(self.used);
+        let (count, cost) = report.cost_routing_of(src.visible, src.memories, room);
         if count == 0 {
             return;
         }
