@@ -9,9 +9,6 @@ use serde_json::Value;
 
 use crate::base::error::{Error, Result};
 
-/// The most read from standard input.
-const MAX_STDIN: u64 = 16 << 20;
-
 /// An end-of-turn hook's input.
 #[derive(Debug, Default)]
 pub struct StopInput {
@@ -51,15 +48,7 @@ pub fn read() -> Result<StopInput> {
         )
         .hint("run `mem consolidate` by hand without --hook to see its setting"));
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::io::stdin(), MAX_STDIN + 1),
-        &mut bytes,
-    )
-    .map_err(|e| Error::input(format!("cannot read stdin: {e}")))?;
-    if bytes.len() as u64 > MAX_STDIN {
-        return Err(Error::input("stdin is over 16 MiB; a hook's JSON is smaller"));
-    }
+    let bytes = crate::base::stdin::read_hook_stdin()?;
     parse(&String::from_utf8_lossy(&bytes))
 }
 

@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use crate::base::error::{Error, Result};
 use crate::store::session::Source;
 
-/// The most read from standard input: a prompt with a pasted log, not more.
-const MAX_STDIN: u64 = 16 << 20;
 /// The most of a prompt that is used to look for matches.
 const MAX_QUERY_CHARS: usize = 4096;
 
@@ -61,15 +59,7 @@ pub fn read(text_ok: bool) -> Result<HookInput> {
         )
         .hint("run `mem context` by hand without --hook"));
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::io::stdin(), MAX_STDIN + 1),
-        &mut bytes,
-    )
-    .map_err(|e| Error::input(format!("cannot read stdin: {e}")))?;
-    if bytes.len() as u64 > MAX_STDIN {
-        return Err(Error::input("stdin is over 16 MiB; a hook's JSON is smaller"));
-    }
+    let bytes = crate::base::stdin::read_hook_stdin()?;
     let text = String::from_utf8(bytes).map_err(|_| Error::input("stdin is not valid UTF-8"))?;
     parse(&text, text_ok)
 }
