@@ -44,7 +44,8 @@ Tools: memory_context, memory_recall, memory_list, memory_inspect, memory_rememb
 memory_forget. Prompts: memory-context, memory-consolidate. Resources: mem://context
 and mem://memory/<category>/<slug> (the list changes as files do).
 memory_recall leaves out an untrusted project root (`mem trust`; MEM_TRUST_ALL=1 in CI).
-The log goes to stderr: MEM_LOG=error|warn|info|debug|trace (default warn).";
+The log goes to stderr: MEM_LOG=error|warn|info|debug|trace (default warn).
+The server watches its roots for changes; MEM_WATCH=off lists them by stat on every call.";
 
 /// Serve the memory tools to an MCP client over stdin/stdout.
 #[derive(Debug, clap::Args)]
