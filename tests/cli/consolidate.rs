@@ -129,7 +129,22 @@ fn the_setting_turns_it_on_and_off_for_the_clone() {
         (status["enabled"].as_bool(), status["by"].as_str()),
         (Some(false), Some("default"))
     );
+    // --every alone or with --disable would be dropped: refused, nothing kept.
+    for args in
+        [&["consolidate", "--every", "2"][..], &["consolidate", "--disable", "--every", "2"]]
+    {
+        let out = env.mem(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--every") && err.contains("--enable --every"), "{err}");
+    }
+    assert!(
+        !env.project().join(".state.json").exists()
+            || !env.read(".state.json").contains("\"every\"")
+    );
     env.mem(["consolidate", "--enable", "--every", "2"]).assert().success();
+    let human = env.stdout(["consolidate"]);
+    assert!(human.contains("every 2 turns of a session"), "{human}");
     let status = env.json(["consolidate"]);
     assert_eq!((status["enabled"].as_bool(), status["every"].as_u64()), (Some(true), Some(2)));
     assert!(env.read(".state.json").contains("\"every\": 2"));
@@ -137,6 +152,8 @@ fn the_setting_turns_it_on_and_off_for_the_clone() {
     assert!(hook(&env, &stop("ses_s", &t, false), &[]).0.contains("\"decision\":\"block\""));
     let status = env.json(["consolidate"]);
     assert_eq!((status["sessions"].as_u64(), status["asked"].as_u64()), (Some(1), Some(1)));
+    let human = env.stdout(["consolidate"]);
+    assert!(human.contains("  1 session counted in "), "{human}");
     env.mem(["consolidate", "--disable"]).assert().success();
     assert_eq!(env.json(["consolidate"])["enabled"], false);
     // `mem setup claude-code --consolidate`: the Stop hook, and it on.

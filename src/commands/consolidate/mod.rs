@@ -92,6 +92,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Report> {
     if args.hook {
         return hook(ctx, args);
     }
+    if args.every.is_some() && !args.enable {
+        // Shown or dropped without a word otherwise: it is stored with --enable.
+        return Err(Error::input("--every is kept only with --enable (or used with --hook)")
+            .hint("mem consolidate --enable --every N"));
+    }
     if args.enable || args.disable {
         let root = ctx.write_root()?;
         let every = args.enable.then(|| args.every.unwrap_or(DEFAULT_EVERY));
@@ -211,10 +216,12 @@ impl crate::output::Report for Report {
             _ => "the default; `mem consolidate --enable` or MEM_CONSOLIDATE=1 turns it on",
         };
         let mut out = format!("consolidation at the end of a turn: {state} ({by})\n");
-        out.push_str(&format!("  every {} turns of a session\n", self.every));
+        let turns = if self.every == 1 { "turn" } else { "turns" };
+        out.push_str(&format!("  every {} {turns} of a session\n", self.every));
         if let Some(root) = &self.root {
+            let sessions = if self.sessions == 1 { "session" } else { "sessions" };
             out.push_str(&format!(
-                "  {} sessions counted in {}, {} asked to consolidate\n",
+                "  {} {sessions} counted in {}, {} asked to consolidate\n",
                 self.sessions,
                 state::path(root).display(),
                 self.asked
