@@ -216,10 +216,16 @@ fn a_hostile_or_missing_transcript_or_input_never_breaks_the_host() {
     let (out, err) = hook(&env, &stop("ses_x", &huge, false), &[("MEM_CONSOLIDATE", "maybe")]);
     assert_eq!(out, "");
     assert!(err.contains("MEM_CONSOLIDATE") && err.lines().count() == 1, "{err}");
-    // A session id that cannot name a session: nothing.
+    // A session id that cannot name a session: nothing, said in one line
+    // that does not echo it.
     for _ in 0..3 {
-        assert_eq!(hook(&env, &stop("../etc", &huge, false), ON).0, "");
+        let (out, err) = hook(&env, &stop("../etc", &huge, false), ON);
+        assert_eq!(out, "");
+        assert!(err.contains("no session_id of") && !err.contains("../etc"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
     }
+    // Off, a hook says nothing at all.
+    assert_eq!(hook(&env, &stop("../etc", &huge, false), &[]), (String::new(), String::new()));
 }
 
 #[test]

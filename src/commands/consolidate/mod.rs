@@ -158,6 +158,13 @@ fn hook(ctx: &Context, args: &Args) -> Result<Report> {
     let mut report = status(ctx, args)?;
     report.hook = Some(None);
     let id = input.session_id.clone().filter(|id| session::valid_id(id));
+    if id.is_none() && report.enabled && !input.stop_hook_active {
+        // Not quoted: the host's input is not ours to echo.
+        report.warnings.push(format!(
+            "the hook's input has no session_id of {}: this turn is not counted",
+            session::ID_RULE
+        ));
+    }
     let (Some(id), Ok(root)) = (id, ctx.write_root()) else { return Ok(report) };
     if input.stop_hook_active || !report.enabled {
         return Ok(report);
