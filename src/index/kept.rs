@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
@@ -40,6 +40,14 @@ impl<T: Clone> Files<T> {
         files.get_or_insert_default().insert(path.to_path_buf(), (identity, value.clone()));
     }
 }
+
+/// What a library of roots was built from, in a watching process: per
+/// root, its kept listing and the identity of each cache file. The same
+/// key means the same documents in the same order.
+pub(super) type LibraryKey = Vec<(u64, Option<Identity>, Option<Identity>)>;
+
+/// The memories of the last library read whole, by its key.
+pub(super) static MEMORIES: Mutex<Option<(LibraryKey, Arc<Vec<Memory>>)>> = Mutex::new(None);
 
 /// The value kept in `slot` for `key`, else `make`'s, kept there.
 pub(super) fn once<K: PartialEq, V: Clone>(

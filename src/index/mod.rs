@@ -28,6 +28,7 @@
 //!   process listing a root from file-system events.
 
 use std::cell::{Cell, OnceCell};
+use std::sync::Arc;
 
 use self::cached::{delta_path, open};
 use self::docs::CHUNK;
@@ -118,6 +119,23 @@ pub(super) fn scan_listed(root: &Root, listings: &[Listing]) -> Scan {
     scan
 }
 
+/// The key of `roots` now; None unless each is watched and unchanged.
+fn library_key(roots: &[&Root]) -> Option<kept::LibraryKey> {
+    let identity = |path: &std::path::Path| {
+        let (file, _) =
+            crate::store::files::open(path.parent()?, path, crate::store::files::Links::Never)
+                .ok()?;
+        crate::store::identity::identity(&file)
+    };
+    roots
+        .iter()
+        .map(|root| {
+            let id = watch::kept_id(root)?;
+            Some((id, identity(&cached::path(root)), identity(&cached::delta_path(root))))
+        })
+        .collect()
+}
+
 /// The selected roots indexed as one corpus, and their problems.
 pub struct Library {
     pub docs: Docs,
@@ -136,14 +154,28 @@ impl Library {
 
 /// [`index_all`] with every memory read: for commands that look at all of
 /// them. A damaged record drops the caches and indexes again from the files.
-pub fn index_all_read(roots: &[&Root]) -> (Vec<Memory>, Library) {
+/// A watching process reads them once while the roots and their cache
+/// files stay the same, before and after the library is built.
+pub fn index_all_read(roots: &[&Root]) -> (Arc<Vec<Memory>>, Library) {
+    let before = library_key(roots);
     let lib = index_all(roots);
-    if let Some(memories) = lib.docs.to_vec() {
+    let key = before.filter(|before| library_key(roots).as_ref() == Some(before));
+    let mut kept = kept::MEMORIES.lock().unwrap_or_else(|p| p.into_inner());
+    if let (Some(key), Some((of, memories))) = (&key, kept.as_ref())
+        && key == of
+    {
+        return (Arc::clone(memories), lib);
+    }
+    if let Some(memories) = lib.docs.to_vec().map(Arc::new) {
+        if let Some(key) = key {
+            *kept = Some((key, Arc::clone(&memories)));
+        }
         return (memories, lib);
     }
+    drop(kept);
     distrust(roots);
     let lib = index_all(roots);
-    (lib.docs.to_vec().unwrap_or_default(), lib)
+    (Arc::new(lib.docs.to_vec().unwrap_or_default()), lib)
 }
 
 /// Index the selected roots as one corpus, project first. A global memory

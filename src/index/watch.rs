@@ -124,6 +124,15 @@ pub(super) fn look(root: &Root) -> Looked {
     }
 }
 
+/// The id of `root`'s kept listing while no event has touched it since
+/// (None when not watched, or changed).
+pub(super) fn kept_id(root: &Root) -> Option<u64> {
+    let roots = roots().lock().unwrap_or_else(|p| p.into_inner());
+    let watched = roots.get(&root.dir)?;
+    let kept = watched.kept.as_ref()?;
+    (kept.changes == watched.signals.changes.load(Ordering::SeqCst)).then_some(kept.id)
+}
+
 impl Ticket {
     /// Keep `listings` for the next call, unless an event came in since
     /// the ticket was taken (then the next call lists again). The kept

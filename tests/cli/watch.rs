@@ -260,7 +260,11 @@ fn watched_context_follows_edits_as_a_fresh_server_sees_them() {
         assert_eq!(served["result"], fresh["result"], "{what}");
         served["result"]["content"][0]["text"].as_str().unwrap().to_string()
     };
+    // The third call on an unchanged tree takes the memories the server
+    // kept; the same holds after the edits.
     let before = both("at start");
+    assert_eq!(both("again"), before);
+    assert_eq!(both("a third time"), before);
     // A rule edited in place, a memory renamed, a new one the query finds.
     let rule = env.project().join("rules/deploy-pnpm.md");
     let text = fs::read_to_string(&rule).unwrap().replace("pnpm", "pnpm (zebracorn)");
@@ -269,6 +273,8 @@ fn watched_context_follows_edits_as_a_fresh_server_sees_them() {
     fs::rename(&staging, env.project().join("facts/staging-k8s.md")).unwrap();
     env.write("facts/staging-dns.md", &memory("Staging DNS", "staging deploy uses stg.example"));
     let after = both("after the edits");
+    assert_eq!(both("after the edits, again"), after);
+    assert_eq!(both("after the edits, a third time"), after);
     assert!(after.contains("zebracorn") && !before.contains("zebracorn"), "{after}");
     assert!(after.contains("staging-dns"), "{after}");
 }

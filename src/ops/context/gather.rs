@@ -54,7 +54,8 @@ pub(super) struct Read<'a> {
     pub(super) ctx: &'a Context,
     pub(super) options: &'a Options,
     pub(super) gated: Gated<'a>,
-    pub(super) memories: Vec<Memory>,
+    /// Shared: a watching process keeps them while nothing changes.
+    pub(super) memories: std::sync::Arc<Vec<Memory>>,
     pub(super) lib: Library,
     pub(super) project: Option<&'a Root>,
     pub(super) role: Option<&'a String>,
