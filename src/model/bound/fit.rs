@@ -184,7 +184,7 @@ fn more(t: &Table, left_out: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::bound::rows::Trigger;
+    use crate::model::bound::testing::routing_table;
 
     fn words() -> Words {
         let header = vec!["| trigger | file | kind |".to_string(), "|---|---|---|".to_string()];
@@ -198,30 +198,8 @@ mod tests {
 
     /// A routing table of `n` rows, the `i`-th `days` old and `pad` long.
     fn table(n: usize, pad: impl Fn(usize) -> usize) -> Table {
-        let mut rows: Vec<Row> = (0..n)
-            .map(|i| {
-                let trigger = format!("t{i}{}", "x".repeat(pad(i)));
-                let file = format!("facts/m{i}.md");
-                let t = Trigger {
-                    trigger: &trigger,
-                    file: &file,
-                    kind: "fact",
-                    updated_ms: i as i64 * 86_400_000,
-                    mark: None,
-                };
-                Row::routing(&t.keyed()).unwrap()
-            })
-            .collect();
-        rows.sort_by(|a, b| a.key.cmp(&b.key));
-        let totals = Totals::of(&rows);
-        Table {
-            label: "routing".into(),
-            words: words(),
-            rows,
-            complete: true,
-            ordered: true,
-            totals,
-        }
+        let trigger = |i: usize| format!("t{i}{}", "x".repeat(pad(i)));
+        routing_table(words(), (0..n).map(|i| (i as i64, trigger(i))))
     }
 
     fn file(outside: &str, body: &[String]) -> String {

@@ -278,7 +278,7 @@ pub fn merge(
 mod tests {
     use super::*;
     use crate::model::bound::fit::fit;
-    use crate::model::bound::rows::Trigger;
+    use crate::model::bound::testing::routing_table;
 
     fn words() -> Words {
         Words {
@@ -291,30 +291,7 @@ mod tests {
 
     /// The routing table of memories `m{i}`, each `i` days after the epoch.
     fn table(memories: &[i64]) -> Table {
-        let mut rows: Vec<Row> = memories
-            .iter()
-            .map(|i| {
-                let (trigger, file) = (format!("t{i}"), format!("facts/m{i}.md"));
-                let t = Trigger {
-                    trigger: &trigger,
-                    file: &file,
-                    kind: "fact",
-                    updated_ms: i * 86_400_000,
-                    mark: None,
-                };
-                Row::routing(&t.keyed()).unwrap()
-            })
-            .collect();
-        rows.sort_by(|a, b| a.key.cmp(&b.key));
-        let totals = Totals::of(&rows);
-        Table {
-            label: "routing".into(),
-            words: words(),
-            rows,
-            complete: true,
-            ordered: true,
-            totals,
-        }
+        routing_table(words(), memories.iter().map(|&i| (i, format!("t{i}"))))
     }
 
     fn lines(memories: &[i64]) -> Vec<String> {

@@ -6,3 +6,5 @@
 pub mod fit;
 pub mod merge;
 pub mod rows;
+#[cfg(test)]
+mod testing;
