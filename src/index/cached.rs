@@ -11,7 +11,7 @@ use super::format::{
     Col, DERIVED, HEADER, MAGIC, Meta, NamePart, PINNED, Sections, TRIGGERS_SHIFT, version_tag,
     word,
 };
-use super::kept::{self, Decoded, Matched};
+use super::kept::{self, Matched};
 use super::mapped::Mapped;
 use super::names::{Names, name_order};
 use super::packed::{Bytes, Held, Packed};
@@ -37,8 +37,6 @@ pub(super) struct Cached {
     /// The entries a kept listing matched, by the listing's id: shared by
     /// the copies a long-lived process keeps of this file.
     pub(super) matched: Arc<Mutex<Matched>>,
-    /// Every record, decoded, in a long-lived process ([`Cached::records`]).
-    pub(super) decoded: Arc<Mutex<Decoded>>,
 }
 
 impl Cached {
@@ -113,16 +111,8 @@ impl Cached {
         self.decode_record(doc, scope, &buf)
     }
 
-    /// Every record, read at once (for commands that want them all); in a
-    /// long-lived process, decoded once per file.
+    /// Every record, read at once (for commands that want them all).
     pub(super) fn records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
-        if !super::watch::enabled() {
-            return self.decode_records(scope);
-        }
-        kept::once(&self.decoded, scope, || self.decode_records(scope))
-    }
-
-    fn decode_records(&self, scope: Scope) -> Option<Vec<(Memory, Vec<String>)>> {
         let end = u64_at(self.bytes(), self.meta.at(Col::Records) + 8 * self.len())?;
         self.within(0, end)?;
         let mut buf = vec![0u8; usize::try_from(end).ok()?];
@@ -236,9 +226,9 @@ pub(super) fn open(root: &Root, path: &std::path::Path) -> Option<Cached> {
         slugs: Held::mapped(&map, HEADER + slugs_at, slugs_len)?,
         slug_offs: Held::mapped(&map, HEADER + slug_offs, 4 * (n + 1))?,
     };
-    let (file, matched, decoded) = (Arc::new(file), Arc::default(), Arc::default());
+    let (file, matched) = (Arc::new(file), Arc::default());
     let path = path.to_path_buf();
-    let cached = Cached { path, file, total, map, names, meta, matched, decoded };
+    let cached = Cached { path, file, total, map, names, meta, matched };
     if let Some(identity) = identity {
         OPENED.keep(&cached.path, identity, &cached);
     }

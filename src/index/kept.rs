@@ -1,23 +1,20 @@
 //! What a long-lived process (a watching `mem mcp`, see [`super::watch`])
 //! keeps of the cache files between calls: each file as opened and checked,
 //! by its identity (a file replaced or written has another, see
-//! [`Identity`]), the entries a kept listing matched in it, and its records
-//! decoded. A fresh process keeps nothing.
+//! [`Identity`]) and the entries a kept listing matched in it; and the
+//! memories of the last library read whole ([`MEMORIES`]). A fresh process
+//! keeps nothing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::model::memory::Memory;
-use crate::model::roots::Scope;
 use crate::store::identity::Identity;
 use crate::store::scan::FileEntry;
 
 /// A kept listing's id, which entries it found live, and the files to read.
 pub(super) type Matched = Option<(u64, (Vec<bool>, Vec<FileEntry>))>;
-
-/// A cache file's records, decoded for a scope.
-pub(super) type Decoded = Option<(Scope, Vec<(Memory, Vec<String>)>)>;
 
 /// Files as opened and checked, by path and identity: a file replaced or
 /// changed has another identity, so a kept one is exactly the file there now.
