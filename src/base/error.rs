@@ -47,6 +47,17 @@ impl Error {
         Error { kind: ErrorKind::Io, message: format!("{path}: {err}"), hint: None }
     }
 
+    /// The error of a step that failed after `done` took effect: said
+    /// first, so the user does not redo it; the fix ends with `then`.
+    pub fn after(mut self, done: &str, then: &str) -> Error {
+        self.message = format!("{done}, but {}", self.message);
+        self.hint = Some(match self.hint {
+            Some(hint) => format!("{hint}, then {then}"),
+            None => format!("fix that, then {then}"),
+        });
+        self
+    }
+
     /// Attach a hint saying how to fix the problem.
     pub fn hint(mut self, hint: impl Into<String>) -> Error {
         self.hint = Some(hint.into());

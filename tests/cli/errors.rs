@@ -307,3 +307,17 @@ fn a_build_without_the_semantic_tier_says_so() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("MEM_MODEL") && stderr.contains("words alone"), "{stderr}");
 }
+
+#[test]
+fn a_memory_saved_before_its_index_fails_says_it_is_saved_and_what_to_run() {
+    // The index cannot be written (here a folder where index.md goes; a
+    // full disk fails the same step): the memory is kept, and said to be.
+    let env = Env::with_project();
+    std::fs::create_dir_all(env.project().join("facts/index.md")).unwrap();
+    let out = env.mem(["remember", "facts/alpha", "alpha note"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("facts/alpha.md is saved, but ") && err.contains("index.md"), "{err}");
+    assert!(err.contains("then run `mem compile`"), "{err}");
+    assert!(env.read("facts/alpha.md").contains("alpha note"));
+}

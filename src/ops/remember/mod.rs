@@ -143,7 +143,8 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     };
     let (mut compiled, mut listed) = (Vec::new(), None);
     if action != Action::Unchanged {
-        (compiled, listed) = recompile(ctx, root, superseded.as_deref(), &mut warnings)?;
+        (compiled, listed) = recompile(ctx, root, superseded.as_deref(), &mut warnings)
+            .map_err(|e| e.after(&format!("{rel} is saved"), "run `mem compile`"))?;
     }
     let after = after_write(before, root.scope, &rel, draft.as_ref(), ctx.now_ms);
     let (manifest, manifest_more) = manifest(&after, &rel, &may_name);
