@@ -14,10 +14,10 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::commands::hostfiles;
 use crate::index::held::Standing;
 use crate::model::roots::Root;
 use crate::ops::compile;
+use crate::ops::hostfiles;
 use crate::output::Style;
 use crate::settings::{Context, ModelSetting};
 use crate::store::trust::{self, Gate};

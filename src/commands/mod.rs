@@ -1,6 +1,6 @@
 //! One module per verb, plus what several share (`filter`: the flags that
-//! pick memories; `complete`: what a shell completes their arguments with;
-//! `hostfiles`: the agent hosts' rule files). A verb's module holds its clap `Args`
+//! pick memories; `complete`: what a shell completes their arguments with).
+//! A verb's module holds its clap `Args`
 //! and turns them into the options of an operation of [`crate::ops`] where
 //! there is one; [`crate::cli`] parses the command line and calls them.
 
@@ -17,7 +17,6 @@ pub mod filter;
 pub mod forget;
 pub mod history;
 pub mod hook;
-pub mod hostfiles;
 pub mod import;
 pub mod init;
 pub mod inspect;

@@ -17,7 +17,10 @@
 //!   place, and [`agent`]: the operations as an agent asks for them
 //!   (`mem mcp`), with those rules applied. [`filter`]: the criteria that
 //!   pick memories.
-//! - [`exchange`]: the document `mem export` writes and `mem import` reads.
+//! - [`export`]: every memory as one JSON document or Markdown file, or
+//!   the project's rules and pinned memories as the files agent hosts read
+//!   ([`hostfiles`], which `mem setup` writes too); [`exchange`]: the
+//!   document `mem export` writes and `mem import` reads.
 //! - [`trash`]: what was forgotten, newest first; [`history`]: a memory's
 //!   saved versions.
 //! - [`writing`]: a root locked for a write that recompiles after it,
@@ -31,10 +34,12 @@ pub mod clean;
 pub mod compile;
 pub mod context;
 pub mod exchange;
+pub mod export;
 pub mod filter;
 pub mod forget;
 pub mod git;
 pub mod history;
+pub mod hostfiles;
 pub mod import;
 pub mod inspect;
 pub mod list;

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::base::error::{Error, Result};
-use crate::commands::hostfiles::{self, Written};
+use crate::ops::hostfiles::{self, Written};
 use crate::output::Style;
 use crate::settings::{Context, Selection};
 use crate::store::write::write_atomic;
