@@ -13,6 +13,8 @@
 //!   [`clean`]: the writes, each under the root's lock ([`writing`]) and
 //!   followed by a recompile; [`list`], [`inspect`], [`stats`], [`prompt`]:
 //!   the reads.
+//! - [`trust`]: the user's review of a project root's files, recorded
+//!   (or revoked) as what may reach an agent.
 //! - [`visibility`]: what an agent may be shown (role and trust), in one
 //!   place, and [`agent`]: the operations as an agent asks for them
 //!   (`mem mcp`), with those rules applied. [`filter`]: the criteria that
@@ -51,5 +53,6 @@ pub mod rename;
 pub mod stats;
 pub mod tier;
 pub mod trash;
+pub mod trust;
 pub mod visibility;
 pub mod writing;
