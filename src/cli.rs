@@ -93,44 +93,92 @@ impl GlobalArgs {
     }
 }
 
-/// The verbs.
-#[derive(Debug, Subcommand)]
-pub enum Command {
+/// The verbs, in one table: each row is a variant of [`Command`] (with its
+/// clap attributes), the verb's name on the command line and in `--json`
+/// output, and what running it is, given `ctx` (the resolved [`Context`]),
+/// `args` (the verb's parsed arguments) and `global` (the global flags).
+/// The enum, [`Command::name`] and the dispatch are all made from it, so a
+/// new verb is one row here (and its module).
+macro_rules! verbs {
+    (|$ctx:ident, $args:ident, $global:ident| $(
+        $(#[$attr:meta])*
+        $variant:ident($type:ty) $name:literal => $run:expr
+    ),* $(,)?) => {
+        /// The verbs.
+        #[derive(Debug, Subcommand)]
+        pub enum Command {
+            $(
+                $(#[$attr])*
+                #[command(name = $name)]
+                $variant($type),
+            )*
+        }
+
+        impl Command {
+            /// The command's name, as `--json` output names it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Command::$variant(_) => $name,)*
+                }
+            }
+        }
+
+        /// Run `command` with the context resolved for it; returns the exit code.
+        fn dispatch($ctx: &Context, $global: &GlobalArgs, command: &Command) -> Result<i32> {
+            Ok(match command {
+                $(Command::$variant($args) => $run,)*
+            })
+        }
+    };
+}
+
+verbs! { |ctx, args, global|
     #[command(visible_alias = "search")]
-    Recall(recall::Args),
-    Remember(remember::Args),
-    List(list::Args),
+    Recall(recall::Args) "recall" => emit(ctx, &recall::run(ctx, args)?),
+    Remember(remember::Args) "remember" => emit(ctx, &remember::run(ctx, args)?),
+    List(list::Args) "list" => emit(ctx, &list::run(ctx, args)?),
     #[command(visible_alias = "show")]
-    Inspect(inspect::Args),
-    History(history::Args),
-    Edit(edit::Args),
-    Forget(forget::Args),
-    Restore(forget::RestoreArgs),
+    Inspect(inspect::Args) "inspect" => emit(ctx, &inspect::run(ctx, args)?),
+    History(history::Args) "history" => emit(ctx, &history::run(ctx, args)?),
+    Edit(edit::Args) "edit" => emit(ctx, &edit::run(ctx, args)?),
+    Forget(forget::Args) "forget" => emit(ctx, &forget::run(ctx, args)?),
+    Restore(forget::RestoreArgs) "restore" => emit(ctx, &forget::restore(ctx, args)?),
     #[command(visible_alias = "mv")]
-    Rename(rename::Args),
+    Rename(rename::Args) "rename" => emit(ctx, &rename::run(ctx, args)?),
     /// What `forget` and `clean --yes` put in the trash, newest first
-    Trash(trash::Args),
-    Context(context::Args),
-    Mcp(mcp::Args),
-    Prompt(prompt::Args),
-    Consolidate(consolidate::Args),
-    Trust(trust::Args),
-    Untrust(trust::UntrustArgs),
-    Compile(compile::Args),
-    Hook(hook::Args),
-    Init(init::Args),
-    Stats(stats::Args),
-    Lint(lint::Args),
-    Clean(clean::Args),
-    Export(export::Args),
-    Import(import::Args),
-    Model(model::Args),
-    Setup(setup::Args),
-    Doctor(doctor::Args),
-    Completions(completions::Args),
-    Man(completions::ManArgs),
+    Trash(trash::Args) "trash" => emit(ctx, &trash::run(ctx, args)?),
+    Context(context::Args) "context" => {
+        let report = context::run(ctx, args)?;
+        let (code, whole) = crate::output::emit_whole(ctx, &report);
+        if whole {
+            report.after_print(ctx);
+        }
+        code
+    },
+    Mcp(mcp::Args) "mcp" => mcp::run(&global.options(), args).map(|()| 0)?,
+    Prompt(prompt::Args) "prompt" => emit(ctx, &prompt::run(ctx, args)?),
+    Consolidate(consolidate::Args) "consolidate" => emit(ctx, &consolidate::run(ctx, args)?),
+    Trust(trust::Args) "trust" => emit(ctx, &trust::run(ctx, args)?),
+    Untrust(trust::UntrustArgs) "untrust" => emit(ctx, &trust::untrust(ctx, args)?),
+    Compile(compile::Args) "compile" => emit(ctx, &compile::run(ctx, args)?),
+    Hook(hook::Args) "hook" => emit(ctx, &hook::run(ctx, args)?),
+    Init(init::Args) "init" => emit(ctx, &init::run(ctx, args)?),
+    Stats(stats::Args) "stats" => emit(ctx, &stats::run(ctx, args)?),
+    Lint(lint::Args) "lint" => emit(ctx, &lint::run(ctx, args)?),
+    Clean(clean::Args) "clean" => emit(ctx, &clean::run(ctx, args)?),
+    Export(export::Args) "export" => match args.format.host() {
+        Some(host) => emit(ctx, &export::run_host(ctx, args, host)?),
+        None => emit(ctx, &export::run(ctx, args)?),
+    },
+    Import(import::Args) "import" => emit(ctx, &import::run(ctx, args)?),
+    Model(model::Args) "model" => emit(ctx, &model::run(ctx, args)?),
+    Setup(setup::Args) "setup" => emit(ctx, &setup::run(ctx, args)?),
+    Doctor(doctor::Args) "doctor" => emit(ctx, &doctor::run(ctx, args)?),
+    Completions(completions::Args) "completions" =>
+        emit(ctx, &completions::run(ctx, args, Cli::command())?),
+    Man(completions::ManArgs) "man" => emit(ctx, &completions::man(ctx, args, Cli::command())?),
     #[command(hide = true)]
-    MergeDriver(merge_driver::Args),
+    MergeDriver(merge_driver::Args) "merge-driver" => emit(ctx, &merge_driver::run(ctx, args)?),
 }
 
 /// Run a parsed command line; returns the exit code.
@@ -168,90 +216,11 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-impl Command {
-    /// The command's name, as `--json` output names it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Command::Recall(_) => "recall",
-            Command::Remember(_) => "remember",
-            Command::List(_) => "list",
-            Command::Inspect(_) => "inspect",
-            Command::History(_) => "history",
-            Command::Edit(_) => "edit",
-            Command::Forget(_) => "forget",
-            Command::Restore(_) => "restore",
-            Command::Rename(_) => "rename",
-            Command::Trash(_) => "trash",
-            Command::Context(_) => "context",
-            Command::Mcp(_) => "mcp",
-            Command::Prompt(_) => "prompt",
-            Command::Consolidate(_) => "consolidate",
-            Command::Trust(_) => "trust",
-            Command::Untrust(_) => "untrust",
-            Command::Compile(_) => "compile",
-            Command::Hook(_) => "hook",
-            Command::Model(_) => "model",
-            Command::Setup(_) => "setup",
-            Command::Doctor(_) => "doctor",
-            Command::Init(_) => "init",
-            Command::Stats(_) => "stats",
-            Command::Lint(_) => "lint",
-            Command::Clean(_) => "clean",
-            Command::Export(_) => "export",
-            Command::Import(_) => "import",
-            Command::Completions(_) => "completions",
-            Command::Man(_) => "man",
-            Command::MergeDriver(_) => "merge-driver",
-        }
-    }
-}
-
 fn run_command(cli: Cli) -> Result<i32> {
     let mut ctx = Context::resolve(&cli.global.options())?;
     ctx.command = cli.command.name();
     for note in &ctx.roots.notes {
         eprintln!("warning: {}", crate::base::text::terminal_safe(note, false));
     }
-    Ok(match &cli.command {
-        Command::Init(args) => emit(&ctx, &init::run(&ctx, args)?),
-        Command::Remember(args) => emit(&ctx, &remember::run(&ctx, args)?),
-        Command::Forget(args) => emit(&ctx, &forget::run(&ctx, args)?),
-        Command::Restore(args) => emit(&ctx, &forget::restore(&ctx, args)?),
-        Command::Rename(args) => emit(&ctx, &rename::run(&ctx, args)?),
-        Command::Trash(args) => emit(&ctx, &trash::run(&ctx, args)?),
-        Command::List(args) => emit(&ctx, &list::run(&ctx, args)?),
-        Command::Recall(args) => emit(&ctx, &recall::run(&ctx, args)?),
-        Command::Compile(args) => emit(&ctx, &compile::run(&ctx, args)?),
-        Command::Hook(args) => emit(&ctx, &hook::run(&ctx, args)?),
-        Command::Model(args) => emit(&ctx, &model::run(&ctx, args)?),
-        Command::Setup(args) => emit(&ctx, &setup::run(&ctx, args)?),
-        Command::Doctor(args) => emit(&ctx, &doctor::run(&ctx, args)?),
-        Command::MergeDriver(args) => emit(&ctx, &merge_driver::run(&ctx, args)?),
-        Command::Context(args) => {
-            let report = context::run(&ctx, args)?;
-            let (code, whole) = crate::output::emit_whole(&ctx, &report);
-            if whole {
-                report.after_print(&ctx);
-            }
-            code
-        }
-        Command::Trust(args) => emit(&ctx, &trust::run(&ctx, args)?),
-        Command::Untrust(args) => emit(&ctx, &trust::untrust(&ctx, args)?),
-        Command::Prompt(args) => emit(&ctx, &prompt::run(&ctx, args)?),
-        Command::Consolidate(args) => emit(&ctx, &consolidate::run(&ctx, args)?),
-        Command::Completions(args) => emit(&ctx, &completions::run(&ctx, args, Cli::command())?),
-        Command::Man(args) => emit(&ctx, &completions::man(&ctx, args, Cli::command())?),
-        Command::Stats(args) => emit(&ctx, &stats::run(&ctx, args)?),
-        Command::Export(args) => match args.format.host() {
-            Some(host) => emit(&ctx, &export::run_host(&ctx, args, host)?),
-            None => emit(&ctx, &export::run(&ctx, args)?),
-        },
-        Command::Import(args) => emit(&ctx, &import::run(&ctx, args)?),
-        Command::Clean(args) => emit(&ctx, &clean::run(&ctx, args)?),
-        Command::Lint(args) => emit(&ctx, &lint::run(&ctx, args)?),
-        Command::Edit(args) => emit(&ctx, &edit::run(&ctx, args)?),
-        Command::Inspect(args) => emit(&ctx, &inspect::run(&ctx, args)?),
-        Command::History(args) => emit(&ctx, &history::run(&ctx, args)?),
-        Command::Mcp(args) => mcp::run(&cli.global.options(), args).map(|()| 0)?,
-    })
+    dispatch(&ctx, &cli.global, &cli.command)
 }
