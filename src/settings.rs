@@ -218,6 +218,7 @@ impl Context {
                     "the global memory root {} does not exist yet",
                     root.dir.display()
                 ))
+                .about(&root.dir)
                 .hint("run `mem init --global`, or `mem init` inside a project"),
             });
         }
@@ -247,6 +248,7 @@ impl Context {
 
 fn no_project(root: &Root) -> Error {
     Error::input(format!("no memory root at {} (ROOT.md is missing)", root.dir.display()))
+        .about(&root.dir)
         .hint("run `mem init` there first, or check --project / MEM_PROJECT_DIR")
 }
 

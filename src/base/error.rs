@@ -1,12 +1,14 @@
 //! Typed errors for the whole engine.
 //!
 //! Every failure carries a kind (which decides the exit code), a one-line
-//! message that names the file or argument at fault, and an optional hint
-//! that says what to do about it.
+//! message that names the file or argument at fault, an optional hint that
+//! says what to do about it, and the file it is about when it is about one
+//! (so what may not be shown of that file decides what may be shown of the
+//! error, without reading its text).
 
 use std::fmt;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What went wrong, coarsely: this decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +27,10 @@ pub struct Error {
     pub kind: ErrorKind,
     pub message: String,
     pub hint: Option<String>,
+    /// The file the message names (and may quote from), when there is one:
+    /// an agent is not told about a file it may not read (see
+    /// `ops::visibility::scrub_error`).
+    pub file: Option<PathBuf>,
 }
 
 /// The engine's result type.
@@ -33,18 +39,39 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// A bad argument or input file.
     pub fn input(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Input, message: message.into(), hint: None }
+        Error { kind: ErrorKind::Input, message: message.into(), hint: None, file: None }
     }
 
     /// Nothing matched, or the named thing does not exist.
     pub fn not_found(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::NotFound, message: message.into(), hint: None }
+        Error { kind: ErrorKind::NotFound, message: message.into(), hint: None, file: None }
     }
 
     /// An I/O failure on `path`.
     pub fn io(path: &Path, err: io::Error) -> Error {
-        let path = crate::base::text::one_line(&path.display().to_string()).into_owned();
-        Error { kind: ErrorKind::Io, message: format!("{path}: {err}"), hint: None }
+        let shown = crate::base::text::one_line(&path.display().to_string()).into_owned();
+        Error {
+            kind: ErrorKind::Io,
+            message: format!("{shown}: {err}"),
+            hint: None,
+            file: Some(path.to_path_buf()),
+        }
+    }
+
+    /// Say which file the error is about (its message names it, and may
+    /// quote it).
+    pub fn about(mut self, file: impl Into<PathBuf>) -> Error {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// An error with `message` about what `cause` was about: the file
+    /// `cause` names stays known when its message is quoted in another.
+    pub fn with_cause(self, cause: &Error) -> Error {
+        match &cause.file {
+            Some(file) => self.about(file.clone()),
+            None => self,
+        }
     }
 
     /// The error of a step that failed after `done` took effect: said

@@ -241,6 +241,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
                         after.len() >> 20,
                         crate::store::files::MAX_GENERATED_BYTES >> 20
                     ))
+                    .about(&target)
                     .hint("split the category, or move load_when triggers into fewer memories"));
                 }
                 if !check {

@@ -264,9 +264,10 @@ fn special_kind(_kind: &std::fs::FileType) -> &'static str {
 
 fn read_doc(root: &Path, path: &Path) -> Result<Document> {
     let text = crate::store::files::text(root, path)?
-        .ok_or_else(|| Error::not_found(format!("{}: no such file", path.display())))?;
-    Document::parse(&text)
-        .map_err(|e| Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)))
+        .ok_or_else(|| Error::not_found(format!("{}: no such file", path.display())).about(path))?;
+    Document::parse(&text).map_err(|e| {
+        Error::input(format!("{}:{}: {}", path.display(), e.line, e.message)).about(path)
+    })
 }
 
 fn markdown(export: &Export) -> String {

@@ -88,6 +88,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
             }
             let left = if back.is_ok() { "it was left where it was" } else { "it is in the trash" };
             return Err(Error::input(format!("cannot forget {rel}: {}; {left}", e.message))
+                .with_cause(&e)
                 .hint("free some disk space, then forget it again"));
         }
     };

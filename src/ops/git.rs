@@ -45,7 +45,10 @@ pub fn staged(root: &Root) -> Result<Staged> {
     let top = PathBuf::from(git(&root.dir, &["rev-parse", "--show-toplevel"])?);
     let canonical = |p: &Path| p.canonicalize().map_err(|e| Error::io(p, e));
     let rel = canonical(&root.dir)?.strip_prefix(canonical(&top)?).map(Path::to_path_buf).map_err(
-        |_| Error::input(format!("{} is not inside its git repository", root.dir.display())),
+        |_| {
+            Error::input(format!("{} is not inside its git repository", root.dir.display()))
+                .about(&root.dir)
+        },
     )?;
     let rel_text = rel.to_string_lossy().into_owned();
     let listing = git(&top, &["ls-files", "-z", "--stage", "--", &rel_text])?;

@@ -97,6 +97,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
             args.file.display(),
             secrets.join("; ")
         ))
+        .about(&args.file)
         .hint("remove them from the export, or pass --allow-secret if they are not credentials"));
     }
     // A dry run shows them (`differs`); a real one refuses them all.
@@ -132,6 +133,7 @@ fn parse_export(args: &Options) -> Result<Export> {
     let text = &args.text;
     let export: Export = serde_json::from_str(text).map_err(|e| {
         Error::input(format!("{}: not a mem export: {e}", args.file.display()))
+            .about(&args.file)
             .hint("create one with `mem export`")
     })?;
     if export.schema != SCHEMA {
@@ -140,6 +142,7 @@ fn parse_export(args: &Options) -> Result<Export> {
             args.file.display(),
             export.schema
         ))
+        .about(&args.file)
         .hint("export it again with this version of mem"));
     }
     Ok(export)
@@ -147,9 +150,9 @@ fn parse_export(args: &Options) -> Result<Export> {
 
 /// What importing `m` into `root` does, after the steps already `planned`.
 fn planned(args: &Options, root: &Root, m: &Exported, plan: &[Step]) -> Result<Step> {
-    let rel = RelPath::parse(&m.path)
-        .and_then(|rel| rel.check_portable().map(|()| rel))
-        .map_err(|e| Error::input(format!("{}: {}", args.file.display(), e.message)))?;
+    let rel = RelPath::parse(&m.path).and_then(|rel| rel.check_portable().map(|()| rel)).map_err(
+        |e| Error::input(format!("{}: {}", args.file.display(), e.message)).about(&args.file),
+    )?;
     let doc = Document { meta: to_yaml(&m.frontmatter)?, ..Document::new(m.body.clone()) };
     let file = rel.under(&root.dir);
     let existing = crate::store::files::text(&root.dir, &file)?;
@@ -195,7 +198,7 @@ fn planned(args: &Options, root: &Root, m: &Exported, plan: &[Step]) -> Result<S
                 "{}: {rel} and {}/{twin} differ only in case; on Windows and macOS they are one file",
                 args.file.display(),
                 rel.category
-            ))
+            )).about(&args.file)
             .hint("rename one in the export, then import again"));
         }
     }
@@ -247,6 +250,7 @@ fn target(ctx: &Context) -> Result<&Root> {
     };
     if !root.exists() {
         return Err(Error::input(format!("{} is not a memory root yet", root.dir.display()))
+            .about(&root.dir)
             .hint("create it with `mem init --global`"));
     }
     Ok(root)

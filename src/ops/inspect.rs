@@ -217,9 +217,9 @@ fn overview(ctx: &Context, tree: Tree) -> Overview {
 fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<Detail> {
     let Some(memory) = tree.memories.iter().find(|m| &m.path == rel) else {
         if let Some(p) = tree.problems.iter().find(|p| p.path.ends_with(rel.file())) {
-            return Err(
-                Error::input(p.to_string()).hint("fix the file by hand; mem left it as it is")
-            );
+            return Err(Error::input(p.to_string())
+                .about(&p.path)
+                .hint("fix the file by hand; mem left it as it is"));
         }
         return Err(crate::ops::naming::no_such_memory(ctx, rel, as_agent));
     };
@@ -230,7 +230,7 @@ fn detail(ctx: &Context, tree: &Tree, rel: &RelPath, as_agent: bool) -> Result<D
     let watched = recorded.began().unwrap_or(ctx.now_ms);
     let text = crate::store::files::text(&root.dir, &file)?
         .ok_or_else(|| Error::not_found(format!("{rel} vanished")))?;
-    let doc = Document::parse(&text).map_err(|e| Error::input(e.message))?;
+    let doc = Document::parse(&text).map_err(|e| Error::input(e.message).about(&file))?;
     let find = |p: &str| tree.memories.iter().find(|m| m.file() == p);
     let chain = |next: fn(&Memory) -> Option<&String>| {
         let mut links = Vec::new();

@@ -127,7 +127,9 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
                 true => "it was left where it was",
                 false => "it is at the new path",
             };
-            return Err(Error::input(format!("cannot rename {from}: {}; {left}", e.message)).hint(
+            return Err(Error::input(format!("cannot rename {from}: {}; {left}", e.message))
+                .with_cause(&e)
+                .hint(
                 "fix what the message names (a full disk: free some space), then rename it again",
             ));
         }

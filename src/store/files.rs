@@ -189,9 +189,10 @@ pub fn text(root: &Path, path: &Path) -> crate::base::error::Result<Option<Strin
                 Refusal::Io(_) => "check the file's permissions",
                 _ => "replace it with a regular file inside the memory root",
             };
-            Err(Error::input(format!("{}: {why}", path.display())).hint(hint))
+            Err(Error::input(format!("{}: {why}", path.display())).about(path).hint(hint))
         }
         Err(None) => Err(Error::input(format!("{} is not valid UTF-8", path.display()))
+            .about(path)
             .hint("save it as UTF-8; mem left it as it is")),
     }
 }

@@ -207,7 +207,7 @@ pub fn memory_text(ctx: &Context, rel: &RelPath) -> Result<Option<String>> {
         _ => {
             let Some(text) = crate::store::files::text(&root.dir, &file)? else { return Ok(None) };
             let doc = crate::model::frontmatter::Document::parse(&text)
-                .map_err(|e| Error::input(format!("{rel}: {}", e.message)))?;
+                .map_err(|e| Error::input(format!("{rel}: {}", e.message)).about(&file))?;
             let memory =
                 crate::model::memory::Memory::from_document(rel.clone(), root.scope, &doc, 0).0;
             Ok(visible(&memory).then_some(text))

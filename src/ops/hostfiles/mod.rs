@@ -82,6 +82,7 @@ pub fn export(ctx: &Context, host: Host, output: Option<&Path>, check: bool) -> 
             "the project memory at {} is not trusted, so nothing of it is exported for agents",
             root.dir.display()
         ))
+        .about(&root.dir)
         .hint("review it with `mem trust`, then export again"));
     }
     // Held from reading the memories to the last write, as any write of
@@ -205,6 +206,7 @@ fn region_file(top: &Path, file: &Path, lines: &[String], check: bool) -> Result
     let text = before.clone().unwrap_or_default();
     let found = regions::find(&text).map_err(|e| {
         Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
+            .about(file)
             .hint("fix the `<!-- auto:begin mem -->` / `<!-- auto:end -->` markers by hand")
     })?;
     let after = if found.iter().any(|r| r.label == LABEL) {
@@ -279,6 +281,7 @@ fn cursor_rules(top: &Path, dir: &Path, parts: &[Part], check: bool) -> Result<V
                 "{} exists and was not written by mem",
                 file.display()
             ))
+            .about(&file)
             .hint(
                 "rename it, or move it out of the way; mem writes only mem-*.mdc files it made",
             ));
@@ -350,6 +353,7 @@ fn read(dir: &Path, file: &Path) -> Result<Option<String>> {
             file.display(),
             why.map_or_else(|| "cannot be read".to_string(), |r| r.to_string())
         ))
+        .about(file)
         .hint("mem writes only a regular file of the project; move this one out of the way")),
     }
 }

@@ -41,6 +41,7 @@ pub(super) fn read_existing(
     let Some(text) = crate::store::files::text(&root.dir, file)? else { return Ok(None) };
     let doc = Document::parse(&text).map_err(|e| {
         Error::input(format!("{}:{}: {}", file.display(), e.line, e.message))
+            .about(file)
             .hint("fix the frontmatter by hand; mem does not rewrite a file it cannot read")
     })?;
     Ok(Some((text, doc)))

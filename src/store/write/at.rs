@@ -35,6 +35,7 @@ fn link_error(at: &Path) -> Error {
         "{} is a symlink; mem does not write through links",
         crate::base::text::one_line(&at.display().to_string())
     ))
+    .about(at)
     .hint("replace the link with a real folder or file inside the root")
 }
 
@@ -56,6 +57,7 @@ fn not_regular(at: &Path, kind: FileType) -> Error {
         crate::base::text::one_line(&at.display().to_string()),
         kind_name(kind)
     ))
+    .about(at)
     .hint("choose another path, or move that one out of the way")
 }
 
@@ -229,15 +231,18 @@ impl Dir {
             return Err(Error::not_found(format!(
                 "{}: no such file",
                 crate::base::text::one_line(&self.at(name).display().to_string())
-            )));
+            ))
+            .about(self.at(name)));
         }
         if to.stat(to_name)?.is_some() {
-            return Err(Error::input(format!("{} already exists", to.at(to_name).display())));
+            return Err(Error::input(format!("{} already exists", to.at(to_name).display()))
+                .about(to.at(to_name)));
         }
         match rustix::fs::renameat_with(&self.fd, name, &to.fd, to_name, RenameFlags::NOREPLACE) {
             Ok(()) => Ok(()),
             Err(Errno::EXIST) => {
-                Err(Error::input(format!("{} already exists", to.at(to_name).display())))
+                Err(Error::input(format!("{} already exists", to.at(to_name).display()))
+                    .about(to.at(to_name)))
             }
             // A filesystem without RENAME_NOREPLACE: checked just above.
             Err(Errno::INVAL | Errno::NOSYS) => {
@@ -269,6 +274,7 @@ impl Dir {
         let file = File::from(fd);
         if !file.metadata().is_ok_and(|m| m.is_file()) {
             return Err(Error::input(format!("{} is not a regular file", self.at(name).display()))
+                .about(self.at(name))
                 .hint("remove it; mem creates its lock files itself"));
         }
         Ok(file)

@@ -137,7 +137,7 @@ pub fn move_file(root: &Path, from: &Path, to: &Path) -> Result<()> {
     no_links(root, inside(root, from)?)?;
     prepare(root, to)?;
     if to.symlink_metadata().is_ok() {
-        return Err(Error::input(format!("{} already exists", to.display())));
+        return Err(Error::input(format!("{} already exists", to.display())).about(to));
     }
     fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
@@ -245,6 +245,7 @@ fn no_links(root: &Path, rel: &Path) -> Result<()> {
                 "{} is a symlink; mem does not write through links",
                 at.display()
             ))
+            .about(at)
             .hint("replace the link with a real folder or file inside the root"));
         }
     }
@@ -263,6 +264,7 @@ fn inside<'a>(root: &Path, target: &'a Path) -> Result<&'a Path> {
 
 fn outside(target: &Path) -> Error {
     Error::input(format!("refusing to write {}: it is outside the memory root", target.display()))
+        .about(target)
 }
 
 /// `<root>/<category>/.<slug>.draft.md`: the draft `mem edit` keeps when
