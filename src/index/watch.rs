@@ -9,7 +9,8 @@
 //! `.state.json`, which `mem` itself writes and which are never memories):
 //! an editor's write in place or by rename, a removal, a folder renamed, a
 //! branch checked out. An event the watcher reports as lost (the kernel's
-//! queue overflowed), an error, or an event on the root folder itself
+//! queue overflowed: said in one line on stderr), an error, or an event on
+//! the root folder itself
 //! (removed, renamed, replaced) drops what was kept, and the next call
 //! lists the root by `stat` again, as a fresh process does. So does a root
 //! path that names another folder than the one watched (a root that is a
@@ -179,6 +180,13 @@ fn start(dir: &Path, folder: Option<Folder>) -> Option<Watched> {
     let heard = Arc::clone(&signals);
     let top = dir.to_path_buf();
     let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+        if event.as_ref().is_ok_and(Event::need_rescan) {
+            // One line each time: what changed meanwhile is unknown.
+            eprintln!(
+                "mem: warning: file events under {} were lost (the event queue overflowed); listing it again",
+                top.display()
+            );
+        }
         match event {
             Ok(event) => match relevance(&top, &event) {
                 Relevance::None => return,

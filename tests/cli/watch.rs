@@ -1,11 +1,12 @@
 //! A long-lived `mem mcp` lists its roots from file-system events: after
 //! any change (an edit in place or by rename, an addition, a removal, a
-//! folder renamed, a branch checked out, the root folder replaced) its
-//! answers equal a fresh process's, from the first call that starts a
-//! second after the change.
+//! folder renamed, a branch checked out, the root folder replaced, changes
+//! the kernel's event queue overflowed on) its answers equal a fresh
+//! process's, from the first call that starts a second after the change.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -24,9 +25,18 @@ struct Server {
 
 impl Server {
     fn start(env: &Env, vars: &[(&str, &str)]) -> Server {
+        Server::spawn(env, vars, Stdio::null())
+    }
+
+    /// [`Server::start`], its stderr written to `log`.
+    fn start_logging(env: &Env, vars: &[(&str, &str)], log: &Path) -> Server {
+        Server::spawn(env, vars, fs::File::create(log).unwrap().into())
+    }
+
+    fn spawn(env: &Env, vars: &[(&str, &str)], stderr: Stdio) -> Server {
         let mut cmd = env.process(["mcp"]);
         cmd.envs(vars.iter().copied());
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
         let mut child = cmd.spawn().unwrap();
         let input = child.stdin.take().unwrap();
         let output = BufReader::new(child.stdout.take().unwrap());
@@ -301,4 +311,63 @@ fn watched_answers_follow_a_root_link_pointed_at_another_folder() {
     std::os::unix::fs::symlink("store/a", &link).unwrap();
     fs::rename(&link, env.project()).unwrap();
     assert!(same(&env, &mut server, &["zebracorn"])[0].is_empty());
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the server.
+#[cfg(target_os = "linux")]
+fn signal(server: &Server, signal: &str) {
+    let pid = server.child.id().to_string();
+    let status = std::process::Command::new("kill").args(["-s", signal, &pid]).status().unwrap();
+    assert!(status.success(), "kill -s {signal} {pid}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn watched_answers_follow_changes_lost_in_an_event_queue_overflow() {
+    // The kernel keeps at most this many events for a watcher that does not
+    // read them; past it, one overflow event and the rest are dropped.
+    let limit = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events").unwrap_or_default();
+    let limit: usize = limit.trim().parse().unwrap_or(usize::MAX);
+    if !crate::tools::available(
+        limit <= 1 << 20,
+        &format!(
+            "an inotify event queue it can overflow (fs.inotify.max_queued_events is {limit})"
+        ),
+        "run it where `sysctl fs.inotify.max_queued_events` is at most 1048576 (the default is 16384)",
+    ) {
+        return;
+    }
+    let env = Env::with_fixture("demo");
+    // A hidden folder, watched from the start, whose events change nothing.
+    let scratch = env.project().join(".scratch");
+    fs::create_dir(&scratch).unwrap();
+    env.settle();
+    let log = env.tmp.path().join("mcp.log");
+    let mut server = Server::start_logging(&env, &[ALL], &log);
+    let queries = ["zebracorn", "staging"];
+    assert!(same(&env, &mut server, &queries)[0].is_empty());
+
+    // The server stopped, its queue filled (each file: a create, an open,
+    // a close and a delete), then the change it must not miss: the kernel
+    // drops its events, so only the overflow can tell the server.
+    signal(&server, "STOP");
+    for i in 0..limit / 2 + 64 {
+        let file = scratch.join(format!("f{}", i % 64));
+        fs::File::create(&file).unwrap();
+        fs::remove_file(&file).unwrap();
+    }
+    env.write("facts/zebracorn.md", &memory("Zebracorn", "zebracorn grazes the staging racks"));
+    fs::remove_file(env.project().join("facts/staging-cluster.md")).unwrap();
+    signal(&server, "CONT");
+
+    let found = same(&env, &mut server, &queries);
+    assert_eq!(found[0], ["facts/zebracorn.md"]);
+    assert!(!found[1].contains(&"facts/staging-cluster.md".to_string()), "{found:?}");
+    let said = fs::read_to_string(&log).unwrap();
+    let overflowed =
+        format!("mem: warning: file events under {} were lost", env.project().display());
+    assert!(said.contains(&overflowed), "no overflow was reported: {said:?}");
+    // Watched again after it: a later change is seen from its events.
+    env.write("facts/ibis.md", &memory("Ibis", "the ibis queue drains at night"));
+    assert_eq!(same(&env, &mut server, &["ibis"])[0], ["facts/ibis.md"]);
 }
