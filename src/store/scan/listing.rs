@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::model::{FileEntry, Problem, skip, stamp};
+use super::found::{FileEntry, Problem, skip, stamp};
 use crate::base::parallel;
 use crate::model::relpath::{RelPath, check_category, check_slug};
 use crate::model::roots::Root;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::model::{FileEntry, Problem, Scan, skip};
+use super::found::{FileEntry, Problem, Scan, skip};
 use crate::base::parallel;
 use crate::base::time::epoch_ms;
 use crate::model::frontmatter::Document;
