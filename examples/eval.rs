@@ -299,7 +299,7 @@ fn embed_all(tier: &mem::ops::tier::Tier, root: &Root, lib: &mem::index::Library
 #[cfg(feature = "semantic")]
 fn dump_query(
     dump: &std::cell::RefCell<std::fs::File>,
-    model: &mem::semantic::model::Model,
+    model: &mem::semantic::embedder::Model,
     root: &Root,
     options: &recall::Options,
     q: &Query,

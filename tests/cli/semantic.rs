@@ -110,7 +110,7 @@ fn recall(env: &Env, model: &str, query: &str) -> (Vec<String>, serde_json::Valu
 fn semantic_the_imported_model_embeds_as_the_reference_does() {
     let reference: serde_json::Value =
         serde_json::from_str(include_str!("../data/e5-reference.json")).unwrap();
-    let model = mem::semantic::model::Model::load(&model()).unwrap();
+    let model = mem::semantic::embedder::Model::load(&model()).unwrap();
     for t in reference["texts"].as_array().unwrap() {
         let text = t["text"].as_str().unwrap();
         let want = |k: &str| -> Vec<f32> {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mem::semantic::model::Model;
+use mem::semantic::embedder::Model;
 use mem::semantic::prepared::NAME;
 use mem::semantic::tokenizer::{self, AGREE, Tokenizer};
 

@@ -22,7 +22,7 @@ mod local;
 use local::{Bar, link};
 pub use local::{DEFAULT_REPO, check_repo, check_revision, verify};
 
-use super::model::FILES;
+use super::embedder::FILES;
 use crate::base::error::{Error, Result};
 
 const SENTENCE: &str = "config_sentence_transformers.json";
