@@ -32,7 +32,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mem::index::index_all;
+use mem::cache::index_all;
 use mem::model::roots::{Root, Roots, Scope};
 use mem::ops::filter::Filter;
 use mem::ops::recall;
@@ -283,7 +283,7 @@ fn library_ranker(
 /// Every memory's vector, made before the first query (recall makes only a
 /// few per query).
 #[cfg(feature = "semantic")]
-fn embed_all(tier: &mem::ops::tier::Tier, root: &Root, lib: &mem::index::Library) {
+fn embed_all(tier: &mem::ops::tier::Tier, root: &Root, lib: &mem::cache::Library) {
     let mut known = mem::semantic::Known::load(&[root], &tier.model.id);
     let all: Vec<&mem::model::memory::Memory> =
         (0..lib.docs.len()).filter_map(|d| lib.docs.memory(d)).collect();

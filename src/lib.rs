@@ -11,16 +11,17 @@
 //!    edited byte for byte, the memory and its keys, generated regions and
 //!    the text generated into them, globs, the merge driver's text.
 //! 3. [`rank`]: tokenizing and scoring, pure: no file I/O; term tables the
-//!    index stores are read through a trait. [`guard`] checks what is
+//!    cache stores are read through a trait. [`guard`] checks what is
 //!    about to be written (quality, near-duplicates) on rank's tokens.
 //! 4. [`store`]: the files under a root: the one way a file is opened, the
 //!    one walker, reading memories, atomic writes under the root's lock,
 //!    hit counts, agent sessions, and trust (only what the user trusted
 //!    reaches an agent).
-//! 5. [`index`]: per-root caches (file list, statistics, records, packed
-//!    term tables, a delta of changed files, folder snapshots, the compile
-//!    stamp), so a run reads no unchanged file and only the records a
-//!    query needs. Beside it, with the `semantic` feature, `semantic`:
+//! 5. [`cache`]: per-root caches in `.cache/` (file list, statistics,
+//!    records, packed term tables, a delta of changed files, folder
+//!    snapshots, the compile stamp), so a run reads no unchanged file and
+//!    only the records a query needs; in a long-lived process, the roots
+//!    watched for changes. Beside it, with the `semantic` feature, `semantic`:
 //!    a local embedding model and each root's memory vectors (also in
 //!    `.cache/`), fused with the ranking by [`rank::fuse`].
 //!
@@ -39,12 +40,12 @@
 //! `tests/architecture.rs`.
 
 pub mod base;
+pub mod cache;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod commands;
 pub mod guard;
-pub mod index;
 pub mod model;
 pub mod ops;
 pub mod output;

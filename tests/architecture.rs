@@ -36,7 +36,7 @@ const LAYERS: &[(&str, usize)] = &[
     // The files under a root.
     ("store", 4),
     // Per-root caches; beside them, the semantic tier's model and vectors.
-    ("index", 5),
+    ("cache", 5),
     ("semantic", 5),
     // Flags and environment resolved once; a report printed.
     ("settings", 6),
@@ -316,16 +316,16 @@ fn the_cycle_check_finds_a_cycle() {
 #[test]
 fn layers_go_by_the_longest_entry() {
     assert_eq!(layer("ops::context::place"), Some(8));
-    assert_eq!(layer("index"), Some(5));
-    assert_eq!(layer("indexes"), None);
+    assert_eq!(layer("cache"), Some(5));
+    assert_eq!(layer("caches"), None);
     assert_eq!(verb("commands::context::input"), Some("context"));
     assert_eq!(verb("commands::filter"), None);
     assert_eq!(verb("ops::recall"), None);
 }
 
-/// `unsafe` is allowed only in the index, where a cache file is mapped.
+/// `unsafe` is allowed only in the cache, where a cache file is mapped.
 #[test]
-fn unsafe_code_stays_in_the_index() {
+fn unsafe_code_stays_in_the_cache() {
     for m in modules(&src()) {
         let text = std::fs::read_to_string(&m.file).unwrap();
         let allows = text.lines().any(|l| {
@@ -335,7 +335,7 @@ fn unsafe_code_stays_in_the_index() {
                 && (l.contains("allow") || l.contains("expect"))
         });
         if allows {
-            assert!(m.path.starts_with("index::"), "{} allows unsafe code", m.path);
+            assert!(m.path.starts_with("cache::"), "{} allows unsafe code", m.path);
         }
     }
 }

@@ -15,7 +15,7 @@ pub fn memory_paths(current: &OsStr) -> Vec<CompletionCandidate> {
     let typed = current.to_string_lossy();
     let Ok(ctx) = Context::resolve(&crate::settings::Options::default()) else { return Vec::new() };
     let Ok(roots) = ctx.read_roots() else { return Vec::new() };
-    let tree = crate::index::scan_all(&roots);
+    let tree = crate::cache::scan_all(&roots);
     let mut out: Vec<(String, String)> = tree
         .memories
         .iter()

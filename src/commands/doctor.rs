@@ -14,7 +14,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::base::error::Result;
-use crate::index::held::Standing;
+use crate::cache::held::Standing;
 use crate::model::roots::Root;
 use crate::ops::compile;
 use crate::ops::hostfiles;

@@ -211,7 +211,7 @@ fn act(ctx: &Context, args: &Args, mut report: Report) -> Result<Report> {
     report.bytes = Some(model.bytes);
     let roots = ctx.read_roots()?;
     for root in &roots {
-        let lib = crate::index::index_all(&[*root]);
+        let lib = crate::cache::index_all(&[*root]);
         let memories: Vec<&crate::model::memory::Memory> = (0..lib.docs.len())
             .filter(|&d| lib.corpus.is_live(d))
             .filter_map(|d| crate::rank::score::Memories::memory(&lib.docs, d))

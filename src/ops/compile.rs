@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
-use crate::index;
-use crate::index::stamp;
+use crate::cache;
+use crate::cache::stamp;
 use crate::model::compile::{Change, Note, Sources, plan};
 use crate::model::relpath::check_category;
 use crate::model::roots::{Root, Scope};
@@ -186,7 +186,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     };
     let listed_at = crate::base::time::now_ns();
     // `--check` writes nothing, not even what it learnt of the folders.
-    let (listings, listed) = crate::index::snapshot::list(root, !check);
+    let (listings, listed) = crate::cache::snapshot::list(root, !check);
     // Nothing changed since a compile that left nothing to do: done.
     if !fix_markers && stamp::up_to_date(root, &listings) {
         if !check {
@@ -197,7 +197,7 @@ fn compile_root(root: &Root, check: bool, fix_markers: bool) -> Result<RootRepor
     }
     // Frontmatter alone decides the generated text, and the index cache holds
     // it for every unchanged file: only changed files are read.
-    let scan = index::memories(root, &listings);
+    let scan = cache::memories(root, &listings);
     let memories = scan.memories;
     // A file that cannot be read is left out of the indexes: said, so it
     // does not vanish in silence.

@@ -89,7 +89,7 @@ impl Filter {
             return Ok(());
         }
         // A kind of the person's own: valid when some memory has it.
-        let tree = crate::index::scan_all(roots);
+        let tree = crate::cache::scan_all(roots);
         if tree.memories.iter().any(|m| m.kind.eq_ignore_ascii_case(kind)) {
             return Ok(());
         }

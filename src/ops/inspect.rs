@@ -129,7 +129,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
         return Ok(Report::Secrets { secrets: find_secrets(&roots) });
     }
     // Metadata through the index; a detail reads its own file.
-    let mut tree = crate::index::scan_all(&roots);
+    let mut tree = crate::cache::scan_all(&roots);
     if args.as_agent {
         let role = ctx.role.as_ref();
         tree.memories.retain(|m| crate::ops::visibility::visible_to(m, role));

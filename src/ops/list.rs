@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     let roots = ctx.read_roots()?;
     let filter = &args.filter;
     filter.check_category(&roots)?;
-    let tree = crate::index::scan_all(&roots);
+    let tree = crate::cache::scan_all(&roots);
     let uses = Uses::load(&roots, ctx.now_ms);
     let mut memories: Vec<Memory> =
         tree.memories.into_iter().filter(|m| filter.matches(m, &uses)).collect();

@@ -75,7 +75,7 @@ pub fn nearest_memories(ctx: &Context, rel: &RelPath, as_agent: bool) -> Option<
     let seen = |m: &Memory| !as_agent || crate::ops::visibility::visible_to(m, ctx.role.as_ref());
     let mut paths: Vec<String> = roots
         .into_iter()
-        .flat_map(|root| crate::index::scan_root(root).memories)
+        .flat_map(|root| crate::cache::scan_root(root).memories)
         .filter(seen)
         .map(|m| format!("{}/{}", m.path.category, m.path.slug))
         .collect();

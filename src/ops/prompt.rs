@@ -77,7 +77,7 @@ pub fn run(ctx: &Context, options: &Options) -> Result<Report> {
         None => None,
     };
     let roots = ctx.read_roots()?;
-    let tree = crate::index::scan_all(&roots);
+    let tree = crate::cache::scan_all(&roots);
     let uncited = uncited_sessions(&roots, &tree.memories, ctx.now_ms);
     // An agent's instructions: another role's private memories are not in them.
     let role = ctx.role.as_ref();

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::base::error::Result;
 use crate::base::text::{flat, wrap};
 use crate::base::time::relative_age;
-use crate::index::{self, index_all};
+use crate::cache::{self, index_all};
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
 use crate::model::usage::Usage;
@@ -211,7 +211,7 @@ fn run_all(ctx: &Context, args: &Options, kept: Option<&Kept>) -> Result<Report>
     };
     let hits = rank(corpus, docs, &args.params, &request);
     let words_tokenizer = Tokenizer::new();
-    if lib.is_damaged() && index::distrust(&roots) {
+    if lib.is_damaged() && cache::distrust(&roots) {
         // A cache damaged on disk: answer again, once, from the files.
         let mut report = run_all(ctx, args, kept)?;
         report

@@ -167,7 +167,7 @@ fn linking(root: &Root, old: &str, dry_run: bool) -> Vec<Memory> {
         let (files, _) = crate::store::scan::walk(root);
         crate::store::scan::load_files(root.scope, &files).memories
     } else {
-        crate::index::scan_root(root).memories
+        crate::cache::scan_root(root).memories
     };
     memories
         .into_iter()

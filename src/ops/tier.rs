@@ -83,7 +83,7 @@ pub fn load(ctx: &Context) -> (Option<Tier>, Option<String>) {
 pub fn fuse(
     tier: &Tier,
     roots: &[&Root],
-    lib: &crate::index::Library,
+    lib: &crate::cache::Library,
     filter: &dyn Fn(usize, &Memory) -> bool,
     query: &str,
     lexical: &[Lexical],
@@ -132,7 +132,7 @@ pub fn fuse(
 pub fn fuse(
     tier: &Tier,
     _: &[&Root],
-    _: &crate::index::Library,
+    _: &crate::cache::Library,
     _: &dyn Fn(usize, &Memory) -> bool,
     _: &str,
     _: &[Lexical],
@@ -156,7 +156,7 @@ pub struct Pool {
 pub fn fused_hits(
     tier: &Tier,
     roots: &[&Root],
-    lib: &crate::index::Library,
+    lib: &crate::cache::Library,
     filter: &dyn Fn(usize, &Memory) -> bool,
     query: &str,
     Pool { hits, limit, explain, params }: Pool,

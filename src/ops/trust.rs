@@ -79,7 +79,7 @@ pub fn approve(ctx: &Context, pending: Pending) -> Result<Report> {
     // What each file's digest is, kept so that later commands (the
     // pre-commit hook first) need not hash unchanged files to say what is
     // held back.
-    crate::index::held::standing_now(global, root, true);
+    crate::cache::held::standing_now(global, root, true);
     Ok(Report { trusted: true, ..pending.report })
 }
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Error;
-use crate::index::held::Standing;
+use crate::cache::held::Standing;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;
@@ -124,8 +124,8 @@ fn standing_listed(ctx: &Context, listed: Option<&[Listing]>, keep: bool) -> Opt
     }
     let global = &ctx.roots.global.dir;
     Some(match listed {
-        Some(listings) => crate::index::held::standing(global, project, listings, keep),
-        None => crate::index::held::standing_now(global, project, keep),
+        Some(listings) => crate::cache::held::standing(global, project, listings, keep),
+        None => crate::cache::held::standing_now(global, project, keep),
     })
 }
 

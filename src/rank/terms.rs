@@ -25,7 +25,7 @@ pub enum Terms {
     Stored(Box<dyn StoredTerms>),
 }
 
-/// A term table the index keeps in its files (see `index::packed`): what
+/// A term table the index keeps in its files (see `cache::packed`): what
 /// ranking reads of it.
 pub trait StoredTerms: Send + Sync {
     /// `emit` each posting of `token`, in document order (none when the

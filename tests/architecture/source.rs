@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// One source file.
 pub struct Module {
-    /// `index::fresh` for `src/index/fresh.rs` and `src/index/fresh/mod.rs`.
+    /// `cache::fresh` for `src/cache/fresh.rs` and `src/cache/fresh/mod.rs`.
     pub path: String,
     pub file: PathBuf,
     /// The code, without comments, string contents and test items.

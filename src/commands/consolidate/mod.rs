@@ -195,7 +195,7 @@ fn hook(ctx: &Context, args: &Args) -> Result<Report> {
 /// Whether a memory already cites session `id` in `source_sessions`.
 fn cited(ctx: &Context, id: &str) -> bool {
     let Ok(roots) = ctx.read_roots() else { return false };
-    let tree = crate::index::scan_all(&roots);
+    let tree = crate::cache::scan_all(&roots);
     tree.memories.iter().any(|m| m.source_sessions.iter().any(|s| s == id))
 }
 

@@ -60,7 +60,7 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
         .map_err(|e| Error::input(format!("cannot start the MCP runtime: {e}")))?;
     log_to_stderr();
     // A long-lived process: roots are listed from file-system events.
-    crate::index::watch::enable();
+    crate::cache::watch::enable();
     let tier = crate::ops::tier::Kept::default();
     // The model, when one is configured, loads while the client starts.
     if let Ok(ctx) = Context::resolve(opts) {

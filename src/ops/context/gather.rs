@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::base::error::Result;
-use crate::index::{Library, index_all_read};
+use crate::cache::{Library, index_all_read};
 use crate::model::glob;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};

@@ -30,7 +30,7 @@ pub use report::{Entry, Format, LeftOut, Plan, Report, Section};
 use std::collections::HashMap;
 
 use crate::base::error::{Error, Result};
-use crate::index::Library;
+use crate::cache::Library;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
 use crate::settings::Context;

@@ -2,7 +2,7 @@
 //! rows, the best matches for a query, and the hits counted once printed.
 
 use crate::base::time::{DAY_MS, relative_age};
-use crate::index::Library;
+use crate::cache::Library;
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
 use crate::rank::score::{Params, Request, rank};

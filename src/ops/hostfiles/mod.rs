@@ -132,7 +132,7 @@ fn parts(root: &Root, gate: &Gate) -> Result<(Vec<Part>, Vec<String>)> {
         RootMd::HeldBack => held.push("ROOT.md".into()),
         RootMd::Missing => {}
     }
-    let mut memories: Vec<Memory> = crate::index::scan_root(root)
+    let mut memories: Vec<Memory> = crate::cache::scan_root(root)
         .memories
         .into_iter()
         .filter(|m| !m.is_superseded() && m.role.is_none() && (m.is_rule() || m.pinned))

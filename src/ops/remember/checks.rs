@@ -4,8 +4,8 @@
 
 use crate::base::error::{Error, Result};
 use crate::base::secrets;
+use crate::cache::{self, Library};
 use crate::guard::{DUPLICATE_THRESHOLD, bigrams, jaccard};
-use crate::index::{self, Library};
 use crate::model::frontmatter::Document;
 use crate::model::memory::Memory;
 use crate::model::memory::over_budget;
@@ -73,7 +73,7 @@ pub(super) fn near_duplicates(
     let hits = rank(&lib.corpus, &lib.docs, &Params::default(), &request);
     if lib.is_damaged() {
         // The hint is only a hint: the next run rebuilds the index.
-        index::distrust(roots);
+        cache::distrust(roots);
     }
     let mine = bigrams(&text);
     hits.iter()
@@ -99,7 +99,7 @@ pub(super) fn near_duplicates(
 /// context budget counts.
 pub(super) fn root_memories(lib: &Library, root: &Root) -> Vec<Memory> {
     let mut memories =
-        lib.docs.root_memories(root.scope).unwrap_or_else(|| index::scan_root(root).memories);
+        lib.docs.root_memories(root.scope).unwrap_or_else(|| cache::scan_root(root).memories);
     for m in memories.iter_mut().filter(|m| m.is_resident()) {
         if let Ok((full, _)) = scan::load(m.scope, m.path.clone(), &m.path.under(&root.dir)) {
             m.body = full.body;

@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::base::error::{Error, Result};
+use crate::cache::{self};
 use crate::guard::quality;
-use crate::index::{self};
 use crate::model::frontmatter::Document;
 use crate::model::memory::{Memory, truncate};
 use crate::model::relpath::RelPath;
@@ -103,7 +103,7 @@ pub fn run(ctx: &Context, args: &Options) -> Result<Report> {
     // near-duplicates by ranking, not by reading every file) and the
     // written root's memories as their frontmatter says.
     let roots = ctx.read_roots()?;
-    let lib = index::index_all(&roots);
+    let lib = cache::index_all(&roots);
     let mark = match &old {
         Some((old_root, old_rel)) => Some(prepare_supersede(old_root, old_rel, &rel)?),
         None => None,

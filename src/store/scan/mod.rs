@@ -9,7 +9,7 @@
 //! [`reading`] reads them. There is one walker, [`list_with`]: [`walk`]
 //! lists a root's memory files through it (for commands that read every
 //! file), and the index lists through it with its folder snapshots
-//! ([`crate::index::snapshot::list`]), so an unchanged folder is not read.
+//! ([`crate::cache::snapshot::list`]), so an unchanged folder is not read.
 
 pub mod found;
 pub mod listing;

@@ -1,4 +1,4 @@
-//! The per-root index: disposable files under `<root>/.cache/` that let a
+//! The per-root cache: disposable files under `<root>/.cache/` that let a
 //! command answer without reading every memory. `index.bin` holds what
 //! every memory file was (name, size, a stamp of mtime, ctime and inode),
 //! per-document ranking statistics, each memory's metadata as a record,

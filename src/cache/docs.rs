@@ -138,7 +138,7 @@ impl Docs {
     /// and the caches must be rebuilt.
     pub fn is_damaged(&self) -> bool {
         // A mapped cache truncated in place under us read as zeros.
-        self.damaged.get() || crate::index::mapped::faulted()
+        self.damaged.get() || crate::cache::mapped::faulted()
     }
 
     /// Every memory the root of `scope` holds now, shadowed or not (bodies

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::codec::{checksum, get_string, put_bytes, read_varint, seal, unseal, varint};
 use crate::base::time::now_ns;
-use crate::index::format::RACY_NS;
+use crate::cache::format::RACY_NS;
 use crate::model::roots::Root;
 use crate::store::files::{self, Links, MAX_FILE_BYTES, MAX_GENERATED_BYTES};
 use crate::store::scan::Listing;
@@ -77,7 +77,7 @@ impl Standing {
 }
 
 /// Where the project root `project` stands, as its memory files are listed
-/// in `listings` (see [`crate::index::snapshot::list`]); `keep` writes what
+/// in `listings` (see [`crate::cache::snapshot::list`]); `keep` writes what
 /// was learnt to the cache (not for a command that writes nothing).
 pub fn standing(global: &Path, project: &Root, listings: &[Listing], keep: bool) -> Standing {
     let Ok(canonical) = project.dir.canonicalize() else { return Standing::Untrusted };
@@ -139,7 +139,7 @@ pub fn standing(global: &Path, project: &Root, listings: &[Listing], keep: bool)
 /// Where `project` stands, its files listed now (the folder snapshot is
 /// used, not written).
 pub fn standing_now(global: &Path, project: &Root, keep: bool) -> Standing {
-    let (listings, _) = crate::index::snapshot::list(project, false);
+    let (listings, _) = crate::cache::snapshot::list(project, false);
     standing(global, project, &listings, keep)
 }
 
@@ -221,7 +221,7 @@ fn listing_digest(listings: &[Listing], root_md: Option<Seen>) -> u64 {
     let (size, stamp) = root_md.map_or((u64::MAX, 0), |s| s.size_stamp);
     varint(size, &mut bytes);
     varint(stamp, &mut bytes);
-    crate::index::stamp::encode_listing(listings, &mut bytes);
+    crate::cache::stamp::encode_listing(listings, &mut bytes);
     // Never 0, which means "not vouched for".
     checksum(&bytes) | 1
 }

@@ -16,7 +16,7 @@
 //! mapping is guarded: a SIGBUS handler puts a page of zeros where a
 //! guarded page faulted, notes it ([`faulted`]), and the read goes on; the
 //! cache then counts as damaged, and the command answers from the files
-//! (see [`crate::index::distrust`]). A SIGBUS at any other address gets the
+//! (see [`crate::cache::distrust`]). A SIGBUS at any other address gets the
 //! handling it had before. Reading the columns instead of mapping them
 //! would avoid the handler, at about 8 ms a recall on 100,000 memories.
 
