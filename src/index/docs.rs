@@ -1,7 +1,8 @@
 //! A root ready for ranking, and the memories of all roots numbered as
 //! the corpus numbers them, read from their records on first use.
 
-use std::cell::{Cell, OnceCell};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::cached::Cached;
 use super::names::walk_order;
@@ -97,11 +98,11 @@ pub struct Docs {
     pub(super) len: usize,
     /// Cached memories read so far, in chunks of [`CHUNK`] made on first use
     /// (a query reads a few of a hundred thousand).
-    pub(super) loaded: Vec<OnceCell<Box<[Loaded]>>>,
-    pub(super) damaged: Cell<bool>,
+    pub(super) loaded: Vec<OnceLock<Box<[Loaded]>>>,
+    pub(super) damaged: AtomicBool,
 }
 
-pub(super) type Loaded = OnceCell<Option<Box<Memory>>>;
+pub(super) type Loaded = OnceLock<Option<Box<Memory>>>;
 
 pub(super) const CHUNK: usize = 256;
 
@@ -138,7 +139,7 @@ impl Docs {
     /// and the caches must be rebuilt.
     pub fn is_damaged(&self) -> bool {
         // A mapped cache truncated in place under us read as zeros.
-        self.damaged.get() || crate::index::mapped::faulted()
+        self.damaged.load(Ordering::Relaxed) || crate::index::mapped::faulted()
     }
 
     /// Every memory the root of `scope` holds now, shadowed or not (bodies
@@ -170,14 +171,14 @@ impl Memories for Docs {
             return root.fresh.get(fresh);
         }
         let chunk = self.loaded.get(doc / CHUNK)?;
-        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceCell::new()).collect());
+        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect());
         chunk
             .get(doc % CHUNK)?
             .get_or_init(|| {
                 let (cached, local) = root.part(local)?;
                 let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
                 if record.is_none() {
-                    self.damaged.set(true);
+                    self.damaged.store(true, Ordering::Relaxed);
                 }
                 record
             })

@@ -56,7 +56,7 @@ pub(super) struct Read<'a> {
     pub(super) gated: Gated<'a>,
     /// Shared: a watching process keeps them while nothing changes.
     pub(super) memories: std::sync::Arc<Vec<Memory>>,
-    pub(super) lib: Library,
+    pub(super) lib: std::sync::Arc<Library>,
     pub(super) project: Option<&'a Root>,
     pub(super) role: Option<&'a String>,
     pub(super) visible: Vec<usize>,
