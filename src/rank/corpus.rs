@@ -92,6 +92,17 @@ impl Corpus {
         self.docs.boosts(doc)
     }
 
+    /// [`boosts`](Self::boosts) but for `updated`, perhaps left at 0.
+    pub fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        self.docs.pin_and_triggers(doc)
+    }
+
+    /// Read every document's statistics into memory, for the many queries
+    /// of a long-lived process (a cache's are read where they lie).
+    pub fn keep_in_memory(&mut self) {
+        self.docs.keep_in_memory();
+    }
+
     /// Average field lengths over the live documents.
     pub fn avg_lengths(&self) -> &[f32; FIELDS] {
         &self.avg

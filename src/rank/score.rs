@@ -9,10 +9,11 @@ use std::collections::HashSet;
 
 use crate::model::memory::Memory;
 use crate::model::usage::Tier;
+use crate::rank::ceiling::Ceiling;
 use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 pub use crate::rank::params::{Params, Recency};
-use crate::rank::params::{Used, boost_factors};
+use crate::rank::params::{Used, boost_factors, most_recency, pinned_and_hits, recency};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
 
@@ -131,20 +132,29 @@ pub fn rank<M: Memories + ?Sized>(
     let scores = lexical_scores(corpus, params, &terms);
     // Boosts and a trigger can only raise a relevance so far: visit the
     // matches by that ceiling and stop once none left can reach the top, so
-    // only those memories are read.
+    // only those memories are read. A ceiling is first bounded with the
+    // recency boost at its most, and worked out when it reaches the top.
     let query_mask = token_mask(query_set.iter().map(String::as_str));
-    let ceiling = |d: usize| {
-        let stats = corpus.boosts(d);
+    let most_recent = most_recency(params);
+    let ceiling = |d: usize, bounded: bool| {
+        let stats = if bounded { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
         let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
         let signals = req.signals.get(d).copied().unwrap_or_default();
-        let used = Used { updated: stats.updated, last_hit: signals.last_hit, now_ms: req.now_ms };
-        let boosts = boost_factors(params, stats.pinned, signals.hits, used);
-        (scores[d] + trigger) * (1.0 + boosts.iter().sum::<f32>()) * (1.0 + 1e-5)
+        let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
+        let recent = match most_recent {
+            Some(most) if bounded => most,
+            _ => {
+                let (updated, last_hit) = (stats.updated, signals.last_hit);
+                recency(params, Used { updated, last_hit, now_ms: req.now_ms })
+            }
+        };
+        (scores[d] + trigger) * (1.0 + [pinned, hits, recent].iter().sum::<f32>()) * (1.0 + 1e-5)
     };
     // A heap: only the few matches visited are ever put in order.
+    let bounded = most_recent.is_some();
     let mut candidates: std::collections::BinaryHeap<Ceiling> = (0..n)
         .filter(|&d| scores[d] > 0.0 && corpus.is_live(d))
-        .map(|d| Ceiling(ceiling(d), d))
+        .map(|d| Ceiling { most: ceiling(d, bounded), doc: d, exact: !bounded })
         .collect();
     let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
         b.1.total_cmp(&a.1)
@@ -152,9 +162,13 @@ pub fn rank<M: Memories + ?Sized>(
             .then_with(|| a.2.path.cmp(&b.2.path))
     };
     let mut top: Vec<(usize, f32, &Memory)> = Vec::new();
-    while let Some(Ceiling(ceiling, d)) = candidates.pop() {
-        if req.limit == 0 || (top.len() == req.limit && ceiling < top[req.limit - 1].1) {
+    while let Some(Ceiling { most, doc: d, exact }) = candidates.pop() {
+        if req.limit == 0 || (top.len() == req.limit && most < top[req.limit - 1].1) {
             break;
+        }
+        if !exact {
+            candidates.push(Ceiling { most: ceiling(d, false), doc: d, exact: true });
+            continue;
         }
         let Some(m) = memories.memory(d) else { continue };
         if !(req.filter)(d, m) {
@@ -211,29 +225,6 @@ fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> 
         }
     }
     scores
-}
-
-/// A match and the most its final score can be, ordered by that most.
-struct Ceiling(f32, usize);
-
-impl PartialEq for Ceiling {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Ceiling {}
-
-impl PartialOrd for Ceiling {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Ceiling {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
-    }
 }
 
 /// How much a query token counts, relative to a Latin word, by its kind.
@@ -367,3 +358,6 @@ fn explain(
     let (score, trigger, boosts) = final_score(corpus, m, p, req, query, doc, relevance);
     Explanation { score, relevance, terms: parts, trigger, boosts, fused: None }
 }
+
+#[cfg(test)]
+mod tests;

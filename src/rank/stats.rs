@@ -13,6 +13,11 @@ pub trait StatsColumns: Send + Sync {
     fn docs(&self) -> usize;
     /// What bounds the boosts of document `doc` (< `len`).
     fn boosts(&self, doc: usize) -> Boosts;
+    /// [`boosts`](Self::boosts), where `updated` may be left at 0: what
+    /// bounds them before the recency is worked out, read more cheaply.
+    fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        self.boosts(doc)
+    }
     /// Its field lengths.
     fn lengths(&self, doc: usize) -> [u32; FIELDS];
     /// True when its summary was taken from its body.
@@ -97,6 +102,28 @@ impl Stats {
     pub fn boosts(&self, doc: usize) -> Boosts {
         let (run, d) = self.locate(doc);
         run.boosts(d)
+    }
+
+    /// [`boosts`](Self::boosts), `updated` perhaps left at 0.
+    pub fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        let (run, d) = self.locate(doc);
+        run.pin_and_triggers(d)
+    }
+
+    /// Read every document's statistics into memory, as one run: for a
+    /// long-lived process, that ranks the same documents many times.
+    pub fn keep_in_memory(&mut self) {
+        let docs: Vec<DocStats> = (0..self.len)
+            .map(|doc| {
+                let (run, d) = self.locate(doc);
+                DocStats {
+                    lengths: run.lengths(d),
+                    derived_summary: run.derived_summary(d),
+                    boosts: run.boosts(d),
+                }
+            })
+            .collect();
+        *self = Stats::from(docs);
     }
 
     pub(crate) fn lengths(&self, doc: usize) -> [u32; FIELDS] {
