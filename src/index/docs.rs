@@ -1,8 +1,9 @@
 //! A root ready for ranking, and the memories of all roots numbered as
 //! the corpus numbers them, read from their records on first use.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::cached::Cached;
 use super::names::walk_order;
@@ -100,6 +101,10 @@ pub struct Docs {
     /// (a query reads a few of a hundred thousand).
     pub(super) loaded: Vec<OnceLock<Box<[Loaded]>>>,
     pub(super) damaged: AtomicBool,
+    /// What [`find`](Self::find) found, by scope and `category/slug`: a
+    /// kept library (see [`super::library`]) is asked for the same hit
+    /// records on every call.
+    pub(super) found: Mutex<HashMap<(Scope, String), Option<usize>>>,
 }
 
 pub(super) type Loaded = OnceLock<Option<Box<Memory>>>;
@@ -131,8 +136,12 @@ impl Docs {
 
     /// The live document at `category/slug` in the root of `scope`.
     pub fn find(&self, scope: Scope, category: &str, slug: &str) -> Option<usize> {
-        let r = self.roots.iter().position(|r| r.scope == scope)?;
-        Some(self.firsts[r] + self.roots[r].find_live(category, slug)?)
+        let key = (scope, format!("{category}/{slug}"));
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        *found.entry(key).or_insert_with(|| {
+            let r = self.roots.iter().position(|r| r.scope == scope)?;
+            Some(self.firsts[r] + self.roots[r].find_live(category, slug)?)
+        })
     }
 
     /// True once a record failed its checksum: answers must not be trusted

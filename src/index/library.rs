@@ -90,11 +90,12 @@ pub fn index_all(roots: &[&Root]) -> Arc<Library> {
     {
         return lib;
     }
-    let lib = Arc::new(build(roots));
+    let mut lib = build(roots);
     let key = before.filter(|before| library_key(roots).as_ref() == Some(before));
-    if let Some(key) = key.filter(|_| !lib.is_damaged()) {
-        *LIBRARY.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, Arc::clone(&lib)));
-    }
+    let Some(key) = key.filter(|_| !lib.is_damaged()) else { return Arc::new(lib) };
+    lib.corpus.keep_in_memory();
+    let lib = Arc::new(lib);
+    *LIBRARY.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, Arc::clone(&lib)));
     lib
 }
 
@@ -150,6 +151,13 @@ fn build(roots: &[&Root]) -> Library {
     let len = live.len();
     let loaded = (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect();
     let corpus = Corpus::assemble(live, stats, tables);
-    let docs = Docs { roots: indexed, firsts, len, loaded, damaged: AtomicBool::new(false) };
+    let docs = Docs {
+        roots: indexed,
+        firsts,
+        len,
+        loaded,
+        damaged: AtomicBool::new(false),
+        found: Mutex::default(),
+    };
     Library { docs, corpus, problems }
 }
