@@ -79,7 +79,7 @@ const MAX_TERMS: usize = 256;
 struct Term<'c> {
     token: String,
     idf: f32,
-    postings: std::borrow::Cow<'c, [Posting]>,
+    postings: crate::rank::corpus::Postings<'c>,
 }
 
 impl Term<'_> {
