@@ -279,7 +279,7 @@ mod tests {
             derived_summary: i % 2 == 1,
             boosts: Boosts {
                 updated: i64::from(i),
-                pinned: i % 3 == 0,
+                pinned: i.is_multiple_of(3),
                 trigger_count: (i % 3) as u8,
                 triggers: [[0, 0], [u64::from(i), 0], [7, u64::from(i)]][i as usize % 3],
             },
