@@ -137,18 +137,8 @@ pub fn rank<M: Memories + ?Sized>(
     let query_mask = token_mask(query_set.iter().map(String::as_str));
     let most_recent = most_recency(params);
     let ceiling = |d: usize, bounded: bool| {
-        let stats = if bounded { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
-        let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
-        let signals = req.signals.get(d).copied().unwrap_or_default();
-        let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
-        let recent = match most_recent {
-            Some(most) if bounded => most,
-            _ => {
-                let (updated, last_hit) = (stats.updated, signals.last_hit);
-                recency(params, Used { updated, last_hit, now_ms: req.now_ms })
-            }
-        };
-        (scores[d] + trigger) * (1.0 + [pinned, hits, recent].iter().sum::<f32>()) * (1.0 + 1e-5)
+        let most = most_recent.filter(|_| bounded);
+        ceiling_of(corpus, params, req, (scores[d], query_mask), d, most)
     };
     // A heap: only the few matches visited are ever put in order.
     let bounded = most_recent.is_some();
@@ -199,6 +189,28 @@ pub fn rank<M: Memories + ?Sized>(
                 || (keyword && words.iter().all(|t| t.posting(d).is_some())),
         })
         .collect()
+}
+
+/// The most the final score of `d` can be, from its `relevance` and what
+/// the index knows of it, for a query whose tokens have `query_mask`; with
+/// the recency boost taken at `most_recent` when given (a bound, then).
+fn ceiling_of(
+    corpus: &Corpus,
+    params: &Params,
+    req: &Request,
+    (relevance, query_mask): (f32, u64),
+    d: usize,
+    most_recent: Option<f32>,
+) -> f32 {
+    let stats = if most_recent.is_some() { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
+    let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
+    let signals = req.signals.get(d).copied().unwrap_or_default();
+    let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
+    let recent = most_recent.unwrap_or_else(|| {
+        let (updated, last_hit) = (stats.updated, signals.last_hit);
+        recency(params, Used { updated, last_hit, now_ms: req.now_ms })
+    });
+    (relevance + trigger) * (1.0 + [pinned, hits, recent].iter().sum::<f32>()) * (1.0 + 1e-5)
 }
 
 /// Each document's lexical score: the sum of its terms' scores, scaled by
