@@ -159,8 +159,39 @@ pub fn is_cjk(c: char) -> bool {
 /// one per CJK character, one per four other characters (spaces and line
 /// breaks included: they are printed, and an agent's context holds them).
 pub fn estimate_tokens(text: &str) -> usize {
-    let cjk = text.chars().filter(|&c| is_cjk(c)).count();
-    cjk + (text.chars().count() - cjk).div_ceil(4)
+    Tally::default().add(text).tokens()
+}
+
+/// [`estimate_tokens`] of pieces of text printed one after another,
+/// counted piece by piece: the same number as for the text they make.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    cjk: usize,
+    other: usize,
+}
+
+impl Tally {
+    /// Count `text` too.
+    pub fn add(&mut self, text: &str) -> &mut Tally {
+        // Most text is ASCII: a character per byte, none of them CJK.
+        if text.is_ascii() {
+            self.other += text.len();
+            return self;
+        }
+        for c in text.chars() {
+            if is_cjk(c) {
+                self.cjk += 1;
+            } else {
+                self.other += 1;
+            }
+        }
+        self
+    }
+
+    /// The estimated tokens of everything counted.
+    pub fn tokens(&self) -> usize {
+        self.cjk + self.other.div_ceil(4)
+    }
 }
 
 /// A unified diff of `before` and `after` under `name`: `a/name`, `b/name`
@@ -326,5 +357,11 @@ mod tests {
         assert_eq!(estimate_tokens("部署 pnpm"), 4);
         assert_eq!(estimate_tokens("a b\n"), 1);
         assert_eq!(estimate_tokens(""), 0);
+        let pieces = ["部署", " pnpm", "", "a", "bcd", "é"];
+        let mut tally = Tally::default();
+        for (i, piece) in pieces.iter().enumerate() {
+            tally.add(piece);
+            assert_eq!(tally.tokens(), estimate_tokens(&pieces[..=i].concat()), "{i}");
+        }
     }
 }

@@ -254,12 +254,17 @@ impl StatsColumns for CachedStats {
     }
 
     fn boosts(&self, doc: usize) -> Boosts {
+        let updated = u64_at(&self.map, self.updated + 8 * doc).unwrap_or(0) as i64;
+        Boosts { updated, ..self.pin_and_triggers(doc) }
+    }
+
+    fn pin_and_triggers(&self, doc: usize) -> Boosts {
         let flag = self.map.get(self.flags + doc).copied().unwrap_or(0);
         let trigger_count = (flag >> TRIGGERS_SHIFT).min(2);
         let trigger = |k: usize| u64_at(&self.map, self.triggers + 16 * doc + 8 * k).unwrap_or(0);
         Boosts {
             pinned: flag & PINNED != 0,
-            updated: u64_at(&self.map, self.updated + 8 * doc).unwrap_or(0) as i64,
+            updated: 0,
             trigger_count,
             // Most memories have no trigger: their masks are not read.
             triggers: if trigger_count == 0 { [0, 0] } else { [trigger(0), trigger(1)] },

@@ -1,7 +1,9 @@
 //! A root ready for ranking, and the memories of all roots numbered as
 //! the corpus numbers them, read from their records on first use.
 
-use std::cell::{Cell, OnceCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::cached::Cached;
 use super::names::walk_order;
@@ -97,11 +99,15 @@ pub struct Docs {
     pub(super) len: usize,
     /// Cached memories read so far, in chunks of [`CHUNK`] made on first use
     /// (a query reads a few of a hundred thousand).
-    pub(super) loaded: Vec<OnceCell<Box<[Loaded]>>>,
-    pub(super) damaged: Cell<bool>,
+    pub(super) loaded: Vec<OnceLock<Box<[Loaded]>>>,
+    pub(super) damaged: AtomicBool,
+    /// What [`find`](Self::find) found, by scope and `category/slug`: a
+    /// kept library (see [`super::library`]) is asked for the same hit
+    /// records on every call.
+    pub(super) found: Mutex<HashMap<(Scope, String), Option<usize>>>,
 }
 
-pub(super) type Loaded = OnceCell<Option<Box<Memory>>>;
+pub(super) type Loaded = OnceLock<Option<Box<Memory>>>;
 
 pub(super) const CHUNK: usize = 256;
 
@@ -130,15 +136,19 @@ impl Docs {
 
     /// The live document at `category/slug` in the root of `scope`.
     pub fn find(&self, scope: Scope, category: &str, slug: &str) -> Option<usize> {
-        let r = self.roots.iter().position(|r| r.scope == scope)?;
-        Some(self.firsts[r] + self.roots[r].find_live(category, slug)?)
+        let key = (scope, format!("{category}/{slug}"));
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        *found.entry(key).or_insert_with(|| {
+            let r = self.roots.iter().position(|r| r.scope == scope)?;
+            Some(self.firsts[r] + self.roots[r].find_live(category, slug)?)
+        })
     }
 
     /// True once a record failed its checksum: answers must not be trusted
     /// and the caches must be rebuilt.
     pub fn is_damaged(&self) -> bool {
         // A mapped cache truncated in place under us read as zeros.
-        self.damaged.get() || crate::cache::mapped::faulted()
+        self.damaged.load(Ordering::Relaxed) || crate::cache::mapped::faulted()
     }
 
     /// Every memory the root of `scope` holds now, shadowed or not (bodies
@@ -170,14 +180,14 @@ impl Memories for Docs {
             return root.fresh.get(fresh);
         }
         let chunk = self.loaded.get(doc / CHUNK)?;
-        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceCell::new()).collect());
+        let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect());
         chunk
             .get(doc % CHUNK)?
             .get_or_init(|| {
                 let (cached, local) = root.part(local)?;
                 let record = cached.record(local, root.scope).map(|(m, _)| Box::new(m));
                 if record.is_none() {
-                    self.damaged.set(true);
+                    self.damaged.store(true, Ordering::Relaxed);
                 }
                 record
             })

@@ -2,8 +2,9 @@
 //! keeps of the cache files between calls: each file as opened and checked,
 //! by its identity (a file replaced or written has another, see
 //! [`Identity`]) and the entries a kept listing matched in it; and the
-//! memories of the last library read whole ([`MEMORIES`]). A fresh process
-//! keeps nothing.
+//! memories of the last library read whole ([`MEMORIES`]); the library
+//! itself is kept by `library`, under the same [`LibraryKey`]. A fresh
+//! process keeps nothing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,8 @@
 //! [`fields`](crate::rank::fields), [`stats`](crate::rank::stats) and
 //! [`terms`](crate::rank::terms) hold the parts; this is the whole.
 
-use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::model::memory::Memory;
 pub use crate::rank::fields::{FIELDS, Field, Posting};
@@ -24,6 +25,40 @@ pub struct Corpus {
     live_count: usize,
     docs: Stats,
     avg: [f32; FIELDS],
+    /// The postings of tokens asked for, once a long-lived process keeps
+    /// this corpus ([`keep_in_memory`](Self::keep_in_memory)).
+    kept: Option<Mutex<Kept>>,
+}
+
+/// Postings kept by token, at most [`KEPT_POSTINGS`] in all.
+#[derive(Default)]
+struct Kept {
+    by_token: HashMap<String, Arc<[Posting]>>,
+    total: usize,
+}
+
+/// Postings a kept corpus holds at most (about 20 bytes each), beyond which
+/// it starts again: a few frequent words' worth.
+const KEPT_POSTINGS: usize = 1 << 20;
+
+/// A token's postings: borrowed from a table, made now, or shared with
+/// the ones a kept corpus holds.
+pub enum Postings<'c> {
+    Borrowed(&'c [Posting]),
+    Owned(Vec<Posting>),
+    Shared(Arc<[Posting]>),
+}
+
+impl std::ops::Deref for Postings<'_> {
+    type Target = [Posting];
+
+    fn deref(&self) -> &[Posting] {
+        match self {
+            Postings::Borrowed(p) => p,
+            Postings::Owned(p) => p,
+            Postings::Shared(p) => p,
+        }
+    }
 }
 
 impl Corpus {
@@ -44,7 +79,7 @@ impl Corpus {
         let live_count = live.iter().filter(|l| **l).count();
         let totals = docs.total_lengths(&live);
         let avg = totals.map(|t| (t as f32 / live_count.max(1) as f32).max(1.0));
-        Corpus { tokenizer, tables, live, live_count, docs, avg }
+        Corpus { tokenizer, tables, live, live_count, docs, avg, kept: None }
     }
 
     /// The tokenizer the corpus was built with.
@@ -92,6 +127,19 @@ impl Corpus {
         self.docs.boosts(doc)
     }
 
+    /// [`boosts`](Self::boosts) but for `updated`, perhaps left at 0.
+    pub fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        self.docs.pin_and_triggers(doc)
+    }
+
+    /// Read every document's statistics into memory, and keep the postings
+    /// of the tokens asked for, for the many queries of a long-lived
+    /// process (a cache's are read where they lie, and checked, each time).
+    pub fn keep_in_memory(&mut self) {
+        self.docs.keep_in_memory();
+        self.kept = Some(Mutex::default());
+    }
+
     /// Average field lengths over the live documents.
     pub fn avg_lengths(&self) -> &[f32; FIELDS] {
         &self.avg
@@ -104,12 +152,35 @@ impl Corpus {
     }
 
     /// The postings of a token over the live documents, by document.
-    pub fn postings(&self, token: &str) -> Cow<'_, [Posting]> {
+    pub fn postings(&self, token: &str) -> Postings<'_> {
+        let Some(kept) = &self.kept else { return self.postings_now(token) };
+        let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(shared) = kept.by_token.get(token) {
+            return Postings::Shared(Arc::clone(shared));
+        }
+        let made = self.postings_now(token);
+        if self.is_damaged() {
+            return made;
+        }
+        let shared: Arc<[Posting]> = Arc::from(&*made);
+        if kept.total + shared.len() > KEPT_POSTINGS {
+            *kept = Kept::default();
+        }
+        kept.total += shared.len();
+        kept.by_token.insert(token.to_string(), Arc::clone(&shared));
+        Postings::Shared(shared)
+    }
+
+    /// [`postings`](Self::postings), read from the tables now.
+    fn postings_now(&self, token: &str) -> Postings<'_> {
         let all_live = self.live_count == self.live.len();
         if let [(0, only)] = self.tables.as_slice()
             && all_live
         {
-            return only.postings(token);
+            return match only.postings(token) {
+                std::borrow::Cow::Borrowed(p) => Postings::Borrowed(p),
+                std::borrow::Cow::Owned(p) => Postings::Owned(p),
+            };
         }
         let mut out = Vec::new();
         for (first, table) in &self.tables {
@@ -120,7 +191,7 @@ impl Corpus {
                 }
             });
         }
-        Cow::Owned(out)
+        Postings::Owned(out)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Ranking: pure functions from memories and a query to ordered hits.
 //! No file I/O here: the caller brings the memories and their hit counts.
 
+mod ceiling;
 pub mod corpus;
 pub mod explain;
 pub mod fields;

@@ -100,9 +100,20 @@ impl Used {
 /// before reading it, so they depend only on what the index and the hit
 /// records know.
 pub(super) fn boost_factors(p: &Params, pinned: bool, hits: u32, used: Used) -> [f32; 3] {
+    let [pinned, hits] = pinned_and_hits(p, pinned, hits);
+    [pinned, hits, recency(p, used)]
+}
+
+/// The pinned and the hits multipliers of [`boost_factors`].
+pub(super) fn pinned_and_hits(p: &Params, pinned: bool, hits: u32) -> [f32; 2] {
     let pinned = if pinned { p.pinned } else { 0.0 };
     let hits = if hits > 0 { (p.hits * (1.0 + hits as f32).ln()).min(p.hits_cap) } else { 0.0 };
-    let recent = match p.recency_by {
+    [pinned, hits]
+}
+
+/// The recency multiplier of [`boost_factors`].
+pub(super) fn recency(p: &Params, used: Used) -> f32 {
+    match p.recency_by {
         Recency::HalfLife => {
             let age_days = (used.now_ms.saturating_sub(used.updated).max(0) as f64)
                 / crate::base::time::DAY_MS as f64;
@@ -110,6 +121,13 @@ pub(super) fn boost_factors(p: &Params, pinned: bool, hits: u32, used: Used) -> 
             if decay * p.recency >= 0.001 { p.recency * decay } else { 0.0 }
         }
         Recency::Tiers => p.recency * Tier::of_days(used.days()).weight(),
-    };
-    [pinned, hits, recent]
+    }
+}
+
+/// The most [`recency`] can be for any memory, when that is worth knowing
+/// before working it out (a power per memory): a half-life's decay is at
+/// most 1 while the half-life is positive. None otherwise (by tier it is
+/// cheap to work out).
+pub(super) fn most_recency(p: &Params) -> Option<f32> {
+    (p.recency_by == Recency::HalfLife && p.half_life_days > 0.0).then(|| p.recency.max(0.0))
 }

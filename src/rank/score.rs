@@ -9,10 +9,11 @@ use std::collections::HashSet;
 
 use crate::model::memory::Memory;
 use crate::model::usage::Tier;
+use crate::rank::ceiling::Ceiling;
 use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
 pub use crate::rank::params::{Params, Recency};
-use crate::rank::params::{Used, boost_factors};
+use crate::rank::params::{Used, boost_factors, most_recency, pinned_and_hits, recency};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
 
@@ -78,7 +79,7 @@ const MAX_TERMS: usize = 256;
 struct Term<'c> {
     token: String,
     idf: f32,
-    postings: std::borrow::Cow<'c, [Posting]>,
+    postings: crate::rank::corpus::Postings<'c>,
 }
 
 impl Term<'_> {
@@ -131,20 +132,19 @@ pub fn rank<M: Memories + ?Sized>(
     let scores = lexical_scores(corpus, params, &terms);
     // Boosts and a trigger can only raise a relevance so far: visit the
     // matches by that ceiling and stop once none left can reach the top, so
-    // only those memories are read.
+    // only those memories are read. A ceiling is first bounded with the
+    // recency boost at its most, and worked out when it reaches the top.
     let query_mask = token_mask(query_set.iter().map(String::as_str));
-    let ceiling = |d: usize| {
-        let stats = corpus.boosts(d);
-        let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
-        let signals = req.signals.get(d).copied().unwrap_or_default();
-        let used = Used { updated: stats.updated, last_hit: signals.last_hit, now_ms: req.now_ms };
-        let boosts = boost_factors(params, stats.pinned, signals.hits, used);
-        (scores[d] + trigger) * (1.0 + boosts.iter().sum::<f32>()) * (1.0 + 1e-5)
+    let most_recent = most_recency(params);
+    let ceiling = |d: usize, bounded: bool| {
+        let most = most_recent.filter(|_| bounded);
+        ceiling_of(corpus, params, req, (scores[d], query_mask), d, most)
     };
     // A heap: only the few matches visited are ever put in order.
+    let bounded = most_recent.is_some();
     let mut candidates: std::collections::BinaryHeap<Ceiling> = (0..n)
         .filter(|&d| scores[d] > 0.0 && corpus.is_live(d))
-        .map(|d| Ceiling(ceiling(d), d))
+        .map(|d| Ceiling { most: ceiling(d, bounded), doc: d, exact: !bounded })
         .collect();
     let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
         b.1.total_cmp(&a.1)
@@ -152,9 +152,13 @@ pub fn rank<M: Memories + ?Sized>(
             .then_with(|| a.2.path.cmp(&b.2.path))
     };
     let mut top: Vec<(usize, f32, &Memory)> = Vec::new();
-    while let Some(Ceiling(ceiling, d)) = candidates.pop() {
-        if req.limit == 0 || (top.len() == req.limit && ceiling < top[req.limit - 1].1) {
+    while let Some(Ceiling { most, doc: d, exact }) = candidates.pop() {
+        if req.limit == 0 || (top.len() == req.limit && most < top[req.limit - 1].1) {
             break;
+        }
+        if !exact {
+            candidates.push(Ceiling { most: ceiling(d, false), doc: d, exact: true });
+            continue;
         }
         let Some(m) = memories.memory(d) else { continue };
         if !(req.filter)(d, m) {
@@ -187,6 +191,28 @@ pub fn rank<M: Memories + ?Sized>(
         .collect()
 }
 
+/// The most the final score of `d` can be, from its `relevance` and what
+/// the index knows of it, for a query whose tokens have `query_mask`; with
+/// the recency boost taken at `most_recent` when given (a bound, then).
+fn ceiling_of(
+    corpus: &Corpus,
+    params: &Params,
+    req: &Request,
+    (relevance, query_mask): (f32, u64),
+    d: usize,
+    most_recent: Option<f32>,
+) -> f32 {
+    let stats = if most_recent.is_some() { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
+    let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
+    let signals = req.signals.get(d).copied().unwrap_or_default();
+    let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
+    let recent = most_recent.unwrap_or_else(|| {
+        let (updated, last_hit) = (stats.updated, signals.last_hit);
+        recency(params, Used { updated, last_hit, now_ms: req.now_ms })
+    });
+    (relevance + trigger) * (1.0 + [pinned, hits, recent].iter().sum::<f32>()) * (1.0 + 1e-5)
+}
+
 /// Each document's lexical score: the sum of its terms' scores, scaled by
 /// the share of the query's weight (idf) it covers.
 fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> {
@@ -211,29 +237,6 @@ fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> 
         }
     }
     scores
-}
-
-/// A match and the most its final score can be, ordered by that most.
-struct Ceiling(f32, usize);
-
-impl PartialEq for Ceiling {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Ceiling {}
-
-impl PartialOrd for Ceiling {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Ceiling {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
-    }
 }
 
 /// How much a query token counts, relative to a Latin word, by its kind.
@@ -367,3 +370,6 @@ fn explain(
     let (score, trigger, boosts) = final_score(corpus, m, p, req, query, doc, relevance);
     Explanation { score, relevance, terms: parts, trigger, boosts, fused: None }
 }
+
+#[cfg(test)]
+mod tests;

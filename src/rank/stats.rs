@@ -13,6 +13,11 @@ pub trait StatsColumns: Send + Sync {
     fn docs(&self) -> usize;
     /// What bounds the boosts of document `doc` (< `len`).
     fn boosts(&self, doc: usize) -> Boosts;
+    /// [`boosts`](Self::boosts), where `updated` may be left at 0: what
+    /// bounds them before the recency is worked out, read more cheaply.
+    fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        self.boosts(doc)
+    }
     /// Its field lengths.
     fn lengths(&self, doc: usize) -> [u32; FIELDS];
     /// True when its summary was taken from its body.
@@ -99,6 +104,33 @@ impl Stats {
         run.boosts(d)
     }
 
+    /// [`boosts`](Self::boosts), `updated` perhaps left at 0.
+    pub fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        let (run, d) = self.locate(doc);
+        run.pin_and_triggers(d)
+    }
+
+    /// Read every document's statistics into memory, as one run of
+    /// columns: for a long-lived process, that ranks the same documents
+    /// many times.
+    pub fn keep_in_memory(&mut self) {
+        let mut columns = Columns::default();
+        for doc in 0..self.len {
+            let (run, d) = self.locate(doc);
+            let boosts = run.boosts(d);
+            let mut mark = boosts.trigger_count;
+            mark |= if boosts.pinned { PINNED } else { 0 };
+            mark |= if run.derived_summary(d) { DERIVED } else { 0 };
+            columns.marks.push(mark);
+            columns.lengths.push(run.lengths(d));
+            columns.updated.push(boosts.updated);
+            columns.triggers.push(boosts.triggers);
+        }
+        let mut kept = Stats::default();
+        kept.push_columns(Box::new(columns));
+        *self = kept;
+    }
+
     pub(crate) fn lengths(&self, doc: usize) -> [u32; FIELDS] {
         let (run, d) = self.locate(doc);
         run.lengths(d)
@@ -116,6 +148,49 @@ impl Stats {
             run.add_lengths(&live[first..first + run.docs()], &mut totals);
         }
         totals
+    }
+}
+
+/// Statistics held in memory column by column, so that what ranking asks
+/// of every match (a mark; field lengths) lies close together.
+#[derive(Default)]
+struct Columns {
+    /// The trigger count (0 to 2), and [`PINNED`] and [`DERIVED`].
+    marks: Vec<u8>,
+    lengths: Vec<[u32; FIELDS]>,
+    updated: Vec<i64>,
+    triggers: Vec<[u64; 2]>,
+}
+
+const PINNED: u8 = 4;
+const DERIVED: u8 = 8;
+
+impl StatsColumns for Columns {
+    fn docs(&self) -> usize {
+        self.marks.len()
+    }
+
+    fn boosts(&self, doc: usize) -> Boosts {
+        Boosts { updated: self.updated[doc], ..self.pin_and_triggers(doc) }
+    }
+
+    fn pin_and_triggers(&self, doc: usize) -> Boosts {
+        let mark = self.marks[doc];
+        let trigger_count = mark & 3;
+        Boosts {
+            pinned: mark & PINNED != 0,
+            updated: 0,
+            trigger_count,
+            triggers: if trigger_count == 0 { [0, 0] } else { self.triggers[doc] },
+        }
+    }
+
+    fn lengths(&self, doc: usize) -> [u32; FIELDS] {
+        self.lengths[doc]
+    }
+
+    fn derived_summary(&self, doc: usize) -> bool {
+        self.marks[doc] & DERIVED != 0
     }
 }
 
@@ -202,7 +277,12 @@ mod tests {
         let doc = |i: u32| DocStats {
             lengths: [i; FIELDS],
             derived_summary: i % 2 == 1,
-            boosts: Boosts { updated: i64::from(i), ..Boosts::default() },
+            boosts: Boosts {
+                updated: i64::from(i),
+                pinned: i.is_multiple_of(3),
+                trigger_count: (i % 3) as u8,
+                triggers: [[0, 0], [u64::from(i), 0], [7, u64::from(i)]][i as usize % 3],
+            },
         };
         let all: Vec<DocStats> = (0..9).map(doc).collect();
         let mut stats = Stats::default();
@@ -216,10 +296,18 @@ mod tests {
         let live: Vec<bool> = (0..all.len()).map(|d| d % 3 != 1).collect();
         let want = all.iter().zip(&live).filter(|(_, l)| **l).map(|(d, _)| u64::from(d.lengths[0]));
         assert_eq!(stats.total_lengths(&live), [want.sum::<u64>(); FIELDS]);
-        for (d, want) in all.iter().enumerate() {
-            assert_eq!(stats.boosts(d), want.boosts, "doc {d}");
-            assert_eq!(stats.lengths(d), want.lengths);
-            assert_eq!(stats.derived_summary(d), want.derived_summary);
+        for kept in [false, true] {
+            if kept {
+                // Read into memory: the same statistics.
+                stats.keep_in_memory();
+            }
+            for (d, want) in all.iter().enumerate() {
+                assert_eq!(stats.boosts(d), want.boosts, "doc {d}");
+                let marks = Boosts { updated: 0, ..stats.pin_and_triggers(d) };
+                assert_eq!(marks, Boosts { updated: 0, ..want.boosts });
+                assert_eq!(stats.lengths(d), want.lengths);
+                assert_eq!(stats.derived_summary(d), want.derived_summary);
+            }
         }
     }
 }

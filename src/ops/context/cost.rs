@@ -1,7 +1,7 @@
 //! What the block costs: measured as printed, each part costed before it
 //! is placed, the last part placed taken back when the footer does not fit.
 
-use crate::base::text::estimate_tokens;
+use crate::base::text::{Tally, estimate_tokens};
 use crate::model::memory::Memory;
 use crate::model::roots::Scope;
 use crate::output::Style;
@@ -86,21 +86,21 @@ impl Report {
     }
 
     pub(super) fn cost_entry(&self, e: &Entry) -> usize {
-        let text = if self.json {
-            serde_json::to_string(e).unwrap_or_default()
+        let tokens = if self.json {
+            estimate_tokens(&serde_json::to_string(e).unwrap_or_default())
         } else {
-            format!(
-                "## x\n- **{}**: {} (`{}`, {} · {}, {}) {}",
-                e.title,
-                e.text,
-                e.path,
-                e.age,
-                self.tier_word(e.tier),
-                self.words().verify,
-                e.body.as_deref().map_or(String::new(), crate::base::text::md_fence)
-            )
+            // "## x\n- **{title}**: {text} (`{path}`, {age} · {tier}, {verify}) {body}",
+            // counted piece by piece rather than put together.
+            let mut t = Tally::default();
+            t.add("## x\n- **").add(&e.title).add("**: ").add(&e.text).add(" (`").add(&e.path);
+            t.add("`, ").add(&e.age).add(" · ").add(self.tier_word(e.tier)).add(", ");
+            t.add(self.words().verify).add(") ");
+            if let Some(body) = &e.body {
+                t.add(&crate::base::text::md_fence(body));
+            }
+            t.tokens()
         };
-        estimate_tokens(&text) + if self.format == Format::Xml { 24 } else { 2 }
+        tokens + if self.format == Format::Xml { 24 } else { 2 }
     }
 
     pub(super) fn cost_plan(&self, p: &Plan) -> usize {

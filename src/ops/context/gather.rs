@@ -56,7 +56,7 @@ pub(super) struct Read<'a> {
     pub(super) gated: Gated<'a>,
     /// Shared: a watching process keeps them while nothing changes.
     pub(super) memories: std::sync::Arc<Vec<Memory>>,
-    pub(super) lib: Library,
+    pub(super) lib: std::sync::Arc<Library>,
     pub(super) project: Option<&'a Root>,
     pub(super) role: Option<&'a String>,
     pub(super) visible: Vec<usize>,
@@ -170,22 +170,16 @@ pub(super) fn resident(read: &Read, held_back: &mut Vec<String>) -> Vec<Candidat
             RootMd::Missing => {}
         }
     }
-    // Rules, then pinned; within each, by last use, then by last update.
-    let rank_key = |&d: &usize| {
-        let m = &memories[d];
-        let last = read.uses.hits(m).last;
-        (std::cmp::Reverse(last.max(m.updated)), std::cmp::Reverse(m.updated), m.file())
-    };
-    let mut rules: Vec<usize> =
+    let rules: Vec<usize> =
         read.visible.iter().copied().filter(|&d| memories[d].is_rule()).collect();
-    rules.sort_by_cached_key(rank_key);
-    let mut pinned: Vec<usize> = read
+    let rules = by_use(read, rules);
+    let pinned: Vec<usize> = read
         .visible
         .iter()
         .copied()
         .filter(|&d| memories[d].pinned && !memories[d].is_rule() && read.relevant(&memories[d]))
         .collect();
-    pinned.sort_by_cached_key(rank_key);
+    let pinned = by_use(read, pinned);
     candidates.extend(rules.into_iter().map(|d| Candidate::Memory(Section::Rule, d)));
     candidates.extend(pinned.into_iter().map(|d| Candidate::Memory(Section::Pinned, d)));
     candidates.push(Candidate::Routing);
@@ -194,22 +188,48 @@ pub(super) fn resident(read: &Read, held_back: &mut Vec<String>) -> Vec<Candidat
     candidates
 }
 
+/// Rules, then pinned; within each, by last use, then by last update, then
+/// by file (`category/slug.md`, compared as written but never written out).
+fn by_use(read: &Read, docs: Vec<usize>) -> Vec<usize> {
+    let memories = &read.memories;
+    let mut keyed: Vec<(std::cmp::Reverse<i64>, std::cmp::Reverse<i64>, usize)> = docs
+        .into_iter()
+        .map(|d| {
+            let m = &memories[d];
+            let last = read.uses.hits(m).last;
+            (std::cmp::Reverse(last.max(m.updated)), std::cmp::Reverse(m.updated), d)
+        })
+        .collect();
+    let file = |d: usize| {
+        let p = &memories[d].path;
+        p.category.bytes().chain(*b"/").chain(p.slug.bytes()).chain(*b".md")
+    };
+    keyed.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| file(a.2).cmp(file(b.2))));
+    keyed.into_iter().map(|(_, _, d)| d).collect()
+}
+
 /// A memory resident when trusted that is not resident now, through a
 /// change from outside mem (`superseded_by`, `role`, a kind): named.
 fn no_longer_resident(read: &Read, candidates: &[Candidate]) -> Vec<String> {
     let (memories, gate) = (&read.memories, &read.gated.gate);
     let Some(project) = read.project else { return Vec::new() };
-    let now: HashSet<String> = candidates
+    // By category and slug: `category/slug.md` without writing it out.
+    let now: HashSet<(&str, &str)> = candidates
         .iter()
         .filter_map(|c| match c {
             Candidate::Memory(_, d) if memories[*d].scope == Scope::Project => {
-                Some(memories[*d].file())
+                let p = &memories[*d].path;
+                Some((p.category.as_str(), p.slug.as_str()))
             }
             _ => None,
         })
         .collect();
+    let resident = |path: &str| {
+        let (category, file) = path.split_once('/')?;
+        now.contains(&(category, file.strip_suffix(".md")?)).then_some(())
+    };
     let mut out = Vec::new();
-    for path in gate.resident().filter(|p| !now.contains(*p)) {
+    for path in gate.resident().filter(|p| resident(p).is_none()) {
         let Ok(rel) = crate::model::relpath::RelPath::parse(path) else { continue };
         if rel.under(&project.dir).symlink_metadata().is_ok()
             && gate.memory(project, &rel).is_none()
