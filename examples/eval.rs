@@ -186,6 +186,8 @@ fn semantic(
             "fuse.spread" => fuse.spread = v,
             "fuse.lead" => fuse.lead = v,
             "fuse.margin" => fuse.margin = v,
+            "fuse.related" => fuse.related = v,
+            "fuse.align" => fuse.align = v > 0.0,
             _ => {}
         }
     }
@@ -276,7 +278,11 @@ fn library_ranker(
         }
         let report = recall::run_with(&ctx, &options, tier.as_ref())
             .unwrap_or_else(|e| panic!("{}: {e}", q.id));
-        report.results.into_iter().map(|f| f.path).collect()
+        let paths: Vec<String> = report.results.into_iter().map(|f| f.path).collect();
+        if std::env::var_os("MEM_EVAL_RANKS").is_some() {
+            eprintln!("ranks\t{}\t{}", q.id, paths.join("\t"));
+        }
+        paths
     })
 }
 
@@ -325,8 +331,9 @@ fn dump_query(
         .filter(|(d, m)| filter(*d, m))
         .collect();
     let known = mem::semantic::Known::load(&[root], &model.id);
-    let (similar, _) = mem::semantic::similar(model, &known, &q.query, &eligible)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (similar, _) =
+        mem::semantic::similar(model, &known, &q.query, &eligible, options.fuse.align)
+            .unwrap_or_else(|e| panic!("{e}"));
     let path = |d: usize| lib.docs.memory(d).map(|m| m.file()).unwrap_or_default();
     let mut top = similar.clone();
     top.sort_by(|a, b| b.1.total_cmp(&a.1));

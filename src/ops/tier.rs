@@ -109,7 +109,7 @@ pub fn fuse(
         }
     }
     warnings.append(&mut known.warnings);
-    let similar = match similar(model, &known, query, &eligible) {
+    let similar = match similar(model, &known, query, &eligible, params.align) {
         Ok((similar, 0)) => similar,
         Ok((similar, without)) => {
             warnings.push(format!(
@@ -123,7 +123,19 @@ pub fn fuse(
             Vec::new()
         }
     };
-    crate::rank::fuse::fuse(lexical, &similar, params, limit)
+    let tags = crate::rank::related::Tags::of(eligible.iter().map(|(_, m)| m.tags.as_slice()));
+    let by_doc: std::collections::HashMap<usize, &Memory> = eligible.iter().copied().collect();
+    let neighbours = |seed: usize| -> Vec<(usize, f32)> {
+        let Some(seed) = by_doc.get(&seed).filter(|m| !m.tags.is_empty()) else {
+            return Vec::new();
+        };
+        eligible
+            .iter()
+            .map(|(doc, m)| (*doc, tags.likeness(&seed.tags, &m.tags)))
+            .filter(|(_, like)| *like > 0.0)
+            .collect()
+    };
+    crate::rank::fuse::fuse(lexical, &similar, params, limit, &neighbours)
 }
 
 /// No tier, nothing to fuse.
@@ -199,6 +211,19 @@ pub fn fused_hits(
                         params.margin
                     ),
                 });
+                let related = f.related.map(|(seed, add)| {
+                    let tags = |doc: usize| {
+                        lib.docs.memory(doc).map(|m| m.tags.clone()).unwrap_or_default()
+                    };
+                    let (own, first) = (tags(f.doc), tags(seed));
+                    let shared: Vec<&str> =
+                        own.iter().filter(|t| first.contains(t)).map(String::as_str).collect();
+                    format!(
+                        "lifted {add:.2} for sharing tags ({}) with {}, the first result",
+                        shared.join(", "),
+                        path(seed)
+                    )
+                });
                 e.fused = Some(FusedPart {
                     score: f.score,
                     words: f.lexical,
@@ -208,6 +233,7 @@ pub fn fused_hits(
                     rank: i + 1,
                     exact: f.exact,
                     held,
+                    related,
                 });
             }
             hit.score = f.score;

@@ -39,6 +39,9 @@ pub struct FusedPart {
     /// Why a clear lexical winner kept its place, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held: Option<String>,
+    /// Why it was lifted toward the first result, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related: Option<String>,
 }
 
 /// One query term's share of the relevance.

@@ -18,6 +18,12 @@
 //! - A clear lexical winner (the next match scores under `lead` of it) is
 //!   passed only by a memory at least `margin` more similar to the query:
 //!   a near tie in meaning does not outweigh a clear answer in words.
+//!
+//! Then the memories that share tags with the first result are lifted by
+//! `related` × its score × how alike their tags are
+//! ([`crate::rank::related`]): the second half of an answer that neither
+//! words nor meaning reach. The first result keeps its place, and so do
+//! the rules above.
 
 /// How many lexical matches are fused with the similar memories.
 pub const POOL: usize = 50;
@@ -34,11 +40,17 @@ pub struct FuseParams {
     /// How much more similar than a clear lexical winner a memory must be
     /// to rank above it.
     pub margin: f32,
+    /// How much a memory sharing all its tags with the first result is
+    /// lifted, as a share of that result's score.
+    pub related: f32,
+    /// Whether the language offsets are taken out of the vectors before
+    /// they are compared ([`crate::rank::align`]).
+    pub align: bool,
 }
 
 impl Default for FuseParams {
     fn default() -> Self {
-        FuseParams { weight: 1.0, spread: 0.03, lead: 0.7, margin: 0.03 }
+        FuseParams { weight: 1.0, spread: 0.03, lead: 0.7, margin: 0.03, related: 0.3, align: true }
     }
 }
 
@@ -74,16 +86,23 @@ pub struct Fused {
     /// Its place in the words' order (1 = first); None when no word matched.
     pub words_rank: Option<usize>,
     pub held: Option<Held>,
+    /// Lifted for sharing tags with the first result: (that result, by how much).
+    pub related: Option<(usize, f32)>,
 }
+
+/// The memories related to one (document, how alike, 0 to 1).
+pub type Neighbours<'a> = &'a dyn Fn(usize) -> Vec<(usize, f32)>;
 
 /// Fuse `lexical` matches (any order) with `similar` memories (document,
 /// cosine): the best `limit`, exact hits first, then by fused score (a
-/// clear lexical winner held as above), ties by document order.
+/// clear lexical winner held as above, the first result's `neighbours`
+/// lifted), ties by document order.
 pub fn fuse(
     lexical: &[Lexical],
     similar: &[(usize, f32)],
     p: &FuseParams,
     limit: usize,
+    neighbours: Neighbours,
 ) -> Vec<Fused> {
     let mut words: Vec<Lexical> = lexical.to_vec();
     words.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
@@ -104,6 +123,7 @@ pub fn fuse(
             exact: h.exact,
             words_rank: Some(i + 1),
             held: None,
+            related: None,
         };
         by_doc.insert(h.doc, fused);
     }
@@ -118,18 +138,67 @@ pub fn fuse(
             exact: false,
             words_rank: None,
             held: None,
+            related: None,
         });
         entry.similarity = Some(sim);
         entry.semantic = part;
         entry.score = entry.lexical + part;
     }
     let mut out: Vec<Fused> = by_doc.into_values().filter(|f| f.score > 0.0 || f.exact).collect();
-    out.sort_by(|a, b| {
-        b.exact.cmp(&a.exact).then(b.score.total_cmp(&a.score)).then(a.doc.cmp(&b.doc))
-    });
+    out.sort_by(order);
     hold_clear_winner(&mut out, &words, p);
+    if lift_related(&mut out, p, neighbours) {
+        hold_clear_winner(&mut out, &words, p);
+    }
     out.truncate(limit);
     out
+}
+
+/// Exact hits first, then by score, ties by document order.
+fn order(a: &Fused, b: &Fused) -> std::cmp::Ordering {
+    b.exact.cmp(&a.exact).then(b.score.total_cmp(&a.score)).then(a.doc.cmp(&b.doc))
+}
+
+/// Lifts the first result's neighbours by `related` × its score × their
+/// likeness, adding those not yet ranked, and orders the rest again; the
+/// first keeps its place. Whether anything moved.
+fn lift_related(out: &mut Vec<Fused>, p: &FuseParams, neighbours: Neighbours) -> bool {
+    let Some(first) = out.first() else { return false };
+    let (seed, base) = (first.doc, first.score);
+    if p.related <= 0.0 || base <= 0.0 {
+        return false;
+    }
+    let mut lifted = false;
+    for (doc, like) in neighbours(seed) {
+        let add = p.related * base * like.clamp(0.0, 1.0);
+        if doc == seed || add <= 0.0 {
+            continue;
+        }
+        let at = match out.iter().position(|f| f.doc == doc) {
+            Some(at) => at,
+            None => {
+                out.push(Fused {
+                    doc,
+                    score: 0.0,
+                    lexical: 0.0,
+                    similarity: None,
+                    semantic: 0.0,
+                    exact: false,
+                    words_rank: None,
+                    held: None,
+                    related: None,
+                });
+                out.len() - 1
+            }
+        };
+        out[at].score += add;
+        out[at].related = Some((seed, add));
+        lifted = true;
+    }
+    if lifted {
+        out[1..].sort_by(order);
+    }
+    lifted
 }
 
 /// Moves below a clear lexical winner every memory fused above it that is
@@ -172,11 +241,54 @@ mod tests {
         Lexical { doc, score, exact: false }
     }
 
+    fn none(_: usize) -> Vec<(usize, f32)> {
+        Vec::new()
+    }
+
+    #[test]
+    fn the_first_results_neighbours_are_lifted_below_it() {
+        let p = FuseParams { related: 0.5, ..FuseParams::default() };
+        // Doc 1 is the answer; doc 7 shares its tags and nothing else; doc
+        // 8 shares some, doc 2 none.
+        let hits = [lex(1, 10.0), lex(2, 2.0)];
+        let similar = [(1, 0.85), (2, 0.80), (7, 0.50), (8, 0.5)];
+        let related =
+            |seed: usize| if seed == 1 { vec![(7, 1.0), (8, 0.1), (1, 1.0)] } else { vec![] };
+        let out = fuse(&hits, &similar, &p, 10, &related);
+        let order: Vec<usize> = out.iter().map(|f| f.doc).collect();
+        assert_eq!(order, [1, 7, 2, 8]);
+        assert_eq!(out[0].related, None);
+        let (seed, add) = out[1].related.expect("lifted");
+        assert_eq!(seed, 1);
+        assert!((add - 0.5 * out[0].score).abs() < 1e-6);
+        // Without the lift, doc 7 is not there at all.
+        let off = FuseParams { related: 0.0, ..p };
+        let order: Vec<usize> =
+            fuse(&hits, &similar, &off, 10, &related).iter().map(|f| f.doc).collect();
+        assert_eq!(order, [1, 2]);
+    }
+
+    #[test]
+    fn a_lifted_neighbour_does_not_pass_a_clear_lexical_winner() {
+        // Doc 3 is nearest in meaning and first; doc 1 is the words' clear
+        // winner. Doc 9 shares all of doc 3's tags, but has no vector: it
+        // is not clearly more similar than the winner, so it stays below.
+        let p = FuseParams { related: 1.0, ..FuseParams::default() };
+        let hits = [lex(1, 10.0), lex(3, 2.0), lex(2, 1.0)];
+        let similar = [(1, 0.81), (2, 0.5), (3, 0.86)];
+        let related = |seed: usize| if seed == 3 { vec![(9, 1.0)] } else { vec![] };
+        let out = fuse(&hits, &similar, &p, 10, &related);
+        let order: Vec<usize> = out.iter().map(|f| f.doc).collect();
+        assert_eq!(order, [3, 1, 9, 2]);
+        assert_eq!(out[2].held, Some(Held::Below { winner: 1 }));
+    }
+
     #[test]
     fn meaning_reorders_and_adds() {
-        let p = FuseParams { weight: 1.2, spread: 0.1, lead: 0.0, margin: 0.0 };
+        let p = FuseParams { weight: 1.2, spread: 0.1, lead: 0.0, margin: 0.0, ..FuseParams::default() };
         // Doc 1 says some words; doc 2 only means them, and is the most similar.
-        let out = fuse(&[lex(1, 8.0), lex(3, 2.0)], &[(1, 0.80), (2, 0.90), (3, 0.70)], &p, 10);
+        let out =
+            fuse(&[lex(1, 8.0), lex(3, 2.0)], &[(1, 0.80), (2, 0.90), (3, 0.70)], &p, 10, &none);
         let order: Vec<usize> = out.iter().map(|f| f.doc).collect();
         assert_eq!(order, [2, 1, 3]);
         assert!((out[0].semantic - 1.2).abs() < 1e-6 && out[0].lexical == 0.0);
@@ -189,20 +301,20 @@ mod tests {
     fn an_exact_hit_stays_above_what_only_means_it() {
         let p = FuseParams { weight: 1.0, spread: 0.1, ..FuseParams::default() };
         let exact = Lexical { doc: 1, score: 1.0, exact: true };
-        let out = fuse(&[exact, lex(3, 9.0)], &[(1, 0.5), (2, 0.95), (3, 0.9)], &p, 10);
+        let out = fuse(&[exact, lex(3, 9.0)], &[(1, 0.5), (2, 0.95), (3, 0.9)], &p, 10, &none);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [1, 3, 2]);
     }
 
     #[test]
     fn without_a_lexical_match_meaning_alone_ranks() {
-        let out = fuse(&[], &[(4, 0.82), (5, 0.84), (6, 0.5)], &FuseParams::default(), 2);
+        let out = fuse(&[], &[(4, 0.82), (5, 0.84), (6, 0.5)], &FuseParams::default(), 2, &none);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [5, 4]);
     }
 
     #[test]
     fn without_similarities_the_lexical_order_is_kept() {
         let hits = [lex(2, 1.0), lex(1, 3.0), lex(9, 2.0)];
-        let out = fuse(&hits, &[], &FuseParams::default(), 10);
+        let out = fuse(&hits, &[], &FuseParams::default(), 10, &none);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [1, 9, 2]);
     }
 
@@ -215,14 +327,15 @@ mod tests {
         // is 0.035 more similar.
         let hits = [lex(1, 10.0), lex(2, 5.0), lex(3, 1.0)];
         let similar = [(1, 0.825), (2, 0.85), (3, 0.86), (4, 0.70)];
-        let out = fuse(&hits, &similar, &p, 10);
+        let out = fuse(&hits, &similar, &p, 10, &none);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [3, 1, 2]);
         assert_eq!(out[1].held, Some(Held::Winner { ratio: 0.5 }));
         assert_eq!(out[2].held, Some(Held::Below { winner: 1 }));
         assert_eq!((out[0].held, out[0].words_rank, out[1].words_rank), (None, Some(3), Some(1)));
         // Without the rule, the near tie in meaning passes the words' answer.
         let loose = FuseParams { lead: 0.0, ..p };
-        let order: Vec<usize> = fuse(&hits, &similar, &loose, 10).iter().map(|f| f.doc).collect();
+        let order: Vec<usize> =
+            fuse(&hits, &similar, &loose, 10, &none).iter().map(|f| f.doc).collect();
         assert_eq!(order, [2, 3, 1]);
     }
 
@@ -230,7 +343,8 @@ mod tests {
     fn a_close_lexical_race_is_left_to_the_fused_score() {
         // The next match scores 0.8 of the first: no clear winner.
         let hits = [lex(1, 10.0), lex(2, 8.0)];
-        let out = fuse(&hits, &[(1, 0.825), (2, 0.85), (3, 0.86)], &FuseParams::default(), 10);
+        let out =
+            fuse(&hits, &[(1, 0.825), (2, 0.85), (3, 0.86)], &FuseParams::default(), 10, &none);
         assert_eq!(out.iter().map(|f| f.doc).collect::<Vec<_>>(), [2, 1, 3]);
         assert!(out.iter().all(|f| f.held.is_none()));
     }

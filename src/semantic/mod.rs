@@ -144,21 +144,37 @@ impl Known {
 }
 
 /// The cosine similarity of each of `memories` (document, memory) that has
-/// a vector to `query`'s, and how many had none.
+/// a vector to `query`'s, and how many had none. With `align`, the
+/// language offsets of those vectors are taken out of every vector first
+/// ([`crate::rank::align`]; a memory's language is that of its title and
+/// summary).
 pub fn similar(
     model: &Model,
     known: &Known,
     query: &str,
     memories: &[(usize, &Memory)],
+    align: bool,
 ) -> crate::base::error::Result<(Vec<(usize, f32)>, usize)> {
+    use crate::rank::align::{Offsets, cjk_share, cjk_share_of, cosine};
     let q = model.query(query)?;
-    let mut out = Vec::with_capacity(memories.len());
+    let mut found = Vec::with_capacity(memories.len());
     let mut missing = 0;
     for (doc, m) in memories {
         match known.get(m) {
-            Some(v) if v.len() == q.len() => out.push((*doc, bert::cosine(&q, v))),
+            Some(v) if v.len() == q.len() => {
+                let share = if align { cjk_share_of(&[&m.title, &m.summary]) } else { 0.0 };
+                found.push((*doc, share, v));
+            }
             _ => missing += 1,
         }
     }
+    let offsets = if align { Offsets::of(found.iter().map(|(_, w, v)| (*w, *v))) } else { None };
+    let out = match offsets {
+        None => found.iter().map(|(doc, _, v)| (*doc, bert::cosine(&q, v))).collect(),
+        Some(off) => {
+            let q = off.remove(&q, cjk_share(query));
+            found.iter().map(|(doc, w, v)| (*doc, cosine(&q, &off.remove(v, *w)))).collect()
+        }
+    };
     Ok((out, missing))
 }
