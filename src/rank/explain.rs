@@ -74,15 +74,19 @@ impl fmt::Display for Explanation {
         if let Some(u) = &self.fused {
             let similarity =
                 u.similarity.map_or("no vector".to_string(), |s| format!("similarity {s:.3}"));
+            let lifted = u.score - u.words - u.meaning;
+            let tags =
+                if u.related.is_some() { format!(" + tags {lifted:.3}") } else { String::new() };
             writeln!(
                 f,
-                "fused {:.3} = words {:.3} + meaning {:.3} ({similarity})",
+                "fused {:.3} = words {:.3} + meaning {:.3}{tags} ({similarity})",
                 u.score, u.words, u.meaning
             )?;
             let moved = match u.words_rank {
                 _ if u.exact => {
                     "an exact hit (a trigger, or every word of a short query) comes first"
                 }
+                None if u.related.is_some() => "no word matched: placed by its meaning and tags",
                 None => "no word matched: placed by its meaning alone",
                 Some(w) if w > u.rank => "moved up by its meaning",
                 Some(w) if w < u.rank => {
@@ -92,8 +96,8 @@ impl fmt::Display for Explanation {
             };
             let words = u.words_rank.map_or("-".to_string(), |w| format!("#{w}"));
             writeln!(f, "  words {words} -> fused #{}: {moved}", u.rank)?;
-            if let Some(h) = &u.held {
-                writeln!(f, "  {h}")?;
+            for why in [&u.held, &u.related].into_iter().flatten() {
+                writeln!(f, "  {why}")?;
             }
             if self.terms.is_empty() && self.trigger.is_none() {
                 return Ok(());

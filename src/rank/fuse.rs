@@ -144,10 +144,11 @@ pub fn fuse(
         entry.semantic = part;
         entry.score = entry.lexical + part;
     }
-    let mut out: Vec<Fused> = by_doc.into_values().filter(|f| f.score > 0.0 || f.exact).collect();
+    let mut out: Vec<Fused> =
+        by_doc.values().filter(|f| f.score > 0.0 || f.exact).cloned().collect();
     out.sort_by(order);
     hold_clear_winner(&mut out, &words, p);
-    if lift_related(&mut out, p, neighbours) {
+    if lift_related(&mut out, &by_doc, p, neighbours) {
         hold_clear_winner(&mut out, &words, p);
     }
     out.truncate(limit);
@@ -160,37 +161,42 @@ fn order(a: &Fused, b: &Fused) -> std::cmp::Ordering {
 }
 
 /// Lifts the first result's neighbours by `related` × its score × their
-/// likeness, adding those not yet ranked, and orders the rest again; the
-/// first keeps its place. Whether anything moved.
-fn lift_related(out: &mut Vec<Fused>, p: &FuseParams, neighbours: Neighbours) -> bool {
+/// likeness, adding those not yet ranked (with their parts from `all`),
+/// and orders the rest again; the first keeps its place. Whether anything
+/// moved.
+fn lift_related(
+    out: &mut Vec<Fused>,
+    all: &std::collections::HashMap<usize, Fused>,
+    p: &FuseParams,
+    neighbours: Neighbours,
+) -> bool {
     let Some(first) = out.first() else { return false };
     let (seed, base) = (first.doc, first.score);
     if p.related <= 0.0 || base <= 0.0 {
         return false;
     }
+    let mut at: std::collections::HashMap<usize, usize> =
+        out.iter().enumerate().map(|(i, f)| (f.doc, i)).collect();
     let mut lifted = false;
     for (doc, like) in neighbours(seed) {
         let add = p.related * base * like.clamp(0.0, 1.0);
         if doc == seed || add <= 0.0 {
             continue;
         }
-        let at = match out.iter().position(|f| f.doc == doc) {
-            Some(at) => at,
-            None => {
-                out.push(Fused {
-                    doc,
-                    score: 0.0,
-                    lexical: 0.0,
-                    similarity: None,
-                    semantic: 0.0,
-                    exact: false,
-                    words_rank: None,
-                    held: None,
-                    related: None,
-                });
-                out.len() - 1
-            }
-        };
+        let at = *at.entry(doc).or_insert_with(|| {
+            out.push(all.get(&doc).cloned().unwrap_or(Fused {
+                doc,
+                score: 0.0,
+                lexical: 0.0,
+                similarity: None,
+                semantic: 0.0,
+                exact: false,
+                words_rank: None,
+                held: None,
+                related: None,
+            }));
+            out.len() - 1
+        });
         out[at].score += add;
         out[at].related = Some((seed, add));
         lifted = true;
@@ -285,7 +291,13 @@ mod tests {
 
     #[test]
     fn meaning_reorders_and_adds() {
-        let p = FuseParams { weight: 1.2, spread: 0.1, lead: 0.0, margin: 0.0, ..FuseParams::default() };
+        let p = FuseParams {
+            weight: 1.2,
+            spread: 0.1,
+            lead: 0.0,
+            margin: 0.0,
+            ..FuseParams::default()
+        };
         // Doc 1 says some words; doc 2 only means them, and is the most similar.
         let out =
             fuse(&[lex(1, 8.0), lex(3, 2.0)], &[(1, 0.80), (2, 0.90), (3, 0.70)], &p, 10, &none);

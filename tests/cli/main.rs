@@ -32,6 +32,7 @@ mod recall;
 mod roots;
 mod security;
 mod semantic;
+mod semantic_languages;
 mod semantic_pull;
 mod semantic_start;
 mod session;
