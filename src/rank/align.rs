@@ -92,6 +92,56 @@ impl Offsets {
         let w = share.clamp(0.0, 1.0);
         v.iter().zip(self.base.iter().zip(&self.step)).map(|(x, (b, s))| x - b - w * s).collect()
     }
+
+    /// A query, ready to be compared with many vectors: `q` without its
+    /// own offset.
+    pub fn query(&self, q: &[f32], share: f32) -> Aligned<'_> {
+        let q = self.remove(q, share);
+        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        Aligned {
+            base_base: dot(&self.base, &self.base),
+            base_step: dot(&self.base, &self.step),
+            step_step: dot(&self.step, &self.step),
+            q_base: dot(&q, &self.base),
+            q_step: dot(&q, &self.step),
+            q_norm: dot(&q, &q).sqrt(),
+            q,
+            offsets: self,
+        }
+    }
+}
+
+/// A query without its language offset, and the dot products that let it
+/// be compared with a vector without building that vector's aligned copy.
+pub struct Aligned<'a> {
+    q: Vec<f32>,
+    offsets: &'a Offsets,
+    q_norm: f32,
+    q_base: f32,
+    q_step: f32,
+    base_base: f32,
+    base_step: f32,
+    step_step: f32,
+}
+
+impl Aligned<'_> {
+    /// `cosine(q, offsets.remove(v, share))`, in one pass over `v`.
+    pub fn cosine(&self, v: &[f32], share: f32) -> f32 {
+        let w = share.clamp(0.0, 1.0);
+        let (mut qv, mut vv, mut vb, mut vs) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+        let o = self.offsets;
+        for (i, x) in v.iter().enumerate() {
+            qv += self.q[i] * x;
+            vv += x * x;
+            vb += x * o.base[i];
+            vs += x * o.step[i];
+        }
+        let dot = qv - self.q_base - w * self.q_step;
+        let norm2 = vv + self.base_base + w * w * self.step_step - 2.0 * vb - 2.0 * w * vs
+            + 2.0 * w * self.base_step;
+        let norms = self.q_norm * norm2.max(0.0).sqrt();
+        if norms > 0.0 { dot / norms } else { 0.0 }
+    }
 }
 
 /// The cosine similarity of two vectors of any length (0 if one is zero).
@@ -171,6 +221,19 @@ mod tests {
         // The mean of all stays where it was: the offsets average to zero.
         let mean_shift: f32 = (0..4).map(|i| (en[i] + zh[i]) / 2.0 - v[i]).map(f32::abs).sum();
         assert!(mean_shift < 1e-6, "{mean_shift}");
+    }
+
+    #[test]
+    fn an_aligned_query_compares_as_the_aligned_copies_do() {
+        let docs = two_languages();
+        let off = Offsets::of(docs.iter().map(|(w, v)| (*w, v.as_slice()))).expect("two languages");
+        let q = [0.3, -0.2, 1.0, 0.4];
+        let aligned = off.query(&q, 0.25);
+        for (w, v) in docs.iter().chain(&[(0.6, vec![0.1, 0.2, -0.3, 0.9])]) {
+            let want = cosine(&off.remove(&q, 0.25), &off.remove(v, *w));
+            let got = aligned.cosine(v, *w);
+            assert!((want - got).abs() < 1e-5, "{want} vs {got}");
+        }
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub fn similar(
     memories: &[(usize, &Memory)],
     align: bool,
 ) -> crate::base::error::Result<(Vec<(usize, f32)>, usize)> {
-    use crate::rank::align::{Offsets, cjk_share, cjk_share_of, cosine};
+    use crate::rank::align::{Offsets, cjk_share, cjk_share_of};
     let q = model.query(query)?;
     let mut found = Vec::with_capacity(memories.len());
     let mut missing = 0;
@@ -172,8 +172,8 @@ pub fn similar(
     let out = match offsets {
         None => found.iter().map(|(doc, _, v)| (*doc, bert::cosine(&q, v))).collect(),
         Some(off) => {
-            let q = off.remove(&q, cjk_share(query));
-            found.iter().map(|(doc, w, v)| (*doc, cosine(&q, &off.remove(v, *w)))).collect()
+            let q = off.query(&q, cjk_share(query));
+            found.iter().map(|(doc, w, v)| (*doc, q.cosine(v, *w))).collect()
         }
     };
     Ok((out, missing))
