@@ -110,4 +110,44 @@ fn main() {
     let sources = Sources { memories: &memories, root_md: Some(root_md), indexes: &indexes };
     let t = median(|| plan(&sources, false).changes.len(), 13);
     println!("compile 10,000 memories (12 indexes + ROOT.md): {t:?}");
+
+    similarity();
+}
+
+/// The tier's cosines over 100,000 vectors of 384 dimensions (the model's
+/// size), raw and with the language offsets taken out (`rank::align`):
+/// what a recall by meaning adds per memory.
+fn similarity() {
+    use mem::rank::align::Offsets;
+    const N: usize = 100_000;
+    const DIMS: usize = 384;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    let vectors: Vec<(f32, Vec<f32>)> =
+        (0..N).map(|i| ((i % 3) as f32 / 2.0, (0..DIMS).map(|_| next()).collect())).collect();
+    let q: Vec<f32> = (0..DIMS).map(|_| next()).collect();
+    // Raw: a dot product, as the model's vectors are of unit length.
+    let dot = |v: &[f32]| q.iter().zip(v).map(|(a, b)| a * b).sum::<f32>();
+    let raw = median(|| vectors.iter().filter(|(_, v)| dot(v) > -1e9).count(), N);
+    let aligned = median(
+        || {
+            let off = Offsets::of(vectors.iter().map(|(w, v)| (*w, v.as_slice()))).expect("both");
+            let q = off.query(&q, 0.0);
+            vectors.iter().filter(|(w, v)| q.cosine(v, *w) > -2.0).count()
+        },
+        N,
+    );
+    let offsets = median(
+        || usize::from(Offsets::of(vectors.iter().map(|(w, v)| (*w, v.as_slice()))).is_some()),
+        1,
+    );
+    println!(
+        "cosines of one query to 100,000 vectors: {raw:?} raw, {aligned:?} aligned \
+         ({offsets:?} of it the languages' offsets)"
+    );
 }
