@@ -129,9 +129,10 @@ pub fn fuse(
         let Some(seed) = by_doc.get(&seed).filter(|m| !m.tags.is_empty()) else {
             return Vec::new();
         };
+        let seed = tags.seed(&seed.tags);
         eligible
             .iter()
-            .map(|(doc, m)| (*doc, tags.likeness(&seed.tags, &m.tags)))
+            .map(|(doc, m)| (*doc, seed.likeness(&m.tags)))
             .filter(|(_, like)| *like > 0.0)
             .collect()
     };
@@ -216,11 +217,21 @@ pub fn fused_hits(
                         lib.docs.memory(doc).map(|m| m.tags.clone()).unwrap_or_default()
                     };
                     let (own, first) = (tags(f.doc), tags(seed));
-                    let shared: Vec<&str> =
-                        own.iter().filter(|t| first.contains(t)).map(String::as_str).collect();
+                    let first: std::collections::HashSet<&str> =
+                        first.iter().map(String::as_str).collect();
+                    let mut seen = std::collections::HashSet::new();
+                    let shared: Vec<&str> = own
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|t| first.contains(t) && seen.insert(*t))
+                        .collect();
+                    let more = shared.len().saturating_sub(5);
+                    let mut named = shared.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+                    if more > 0 {
+                        named.push_str(&format!(" and {more} more"));
+                    }
                     format!(
-                        "lifted {add:.2} for sharing tags ({}) with {}, the first result",
-                        shared.join(", "),
+                        "lifted {add:.2} for sharing tags ({named}) with {}, the first result",
                         path(seed)
                     )
                 });

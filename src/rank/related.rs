@@ -23,12 +23,9 @@ impl<'a> Tags<'a> {
         let mut n = 0.0f32;
         for tags in memories {
             n += 1.0;
-            let mut seen: Vec<&str> = Vec::with_capacity(tags.len());
-            for t in tags {
-                if !seen.contains(&t.as_str()) {
-                    seen.push(t);
-                    *df.entry(t).or_default() += 1.0;
-                }
+            let mut seen = std::collections::HashSet::with_capacity(tags.len());
+            for t in tags.iter().filter(|t| seen.insert(t.as_str())) {
+                *df.entry(t).or_default() += 1.0;
             }
         }
         let weight = df.into_iter().map(|(t, d)| (t, (1.0 + n / d).ln())).collect();
@@ -38,49 +35,46 @@ impl<'a> Tags<'a> {
     /// How alike two tag lists are, 0 to 1: the cosine of their weighted
     /// tag vectors (a tag counts once).
     pub fn likeness(&self, a: &[String], b: &[String]) -> f32 {
-        let w = |t: &String| self.weight.get(t.as_str()).copied().unwrap_or(0.0);
-        let norm = |tags: &[String]| -> f32 {
-            let mut seen: Vec<&String> = Vec::new();
-            tags.iter()
-                .filter(|t| {
-                    !seen.contains(t) && {
-                        seen.push(t);
-                        true
-                    }
-                })
-                .map(|t| w(t).powi(2))
-                .sum::<f32>()
-                .sqrt()
-        };
-        let (na, nb) = (norm(a), norm(b));
-        if na == 0.0 || nb == 0.0 {
-            return 0.0;
-        }
-        let mut seen: Vec<&String> = Vec::new();
-        let shared: f32 = a
-            .iter()
-            .filter(|t| {
-                b.contains(t) && !seen.contains(t) && {
-                    seen.push(t);
-                    true
-                }
-            })
-            .map(|t| w(t).powi(2))
-            .sum();
-        (shared / (na * nb)).min(1.0)
+        self.seed(a).likeness(b)
     }
 
-    /// The tags `a` and `b` share, rarest first.
-    pub fn shared<'t>(&self, a: &'t [String], b: &[String]) -> Vec<&'t str> {
-        let mut out: Vec<&str> = Vec::new();
-        for t in a.iter().filter(|t| b.contains(t)) {
-            if !out.contains(&t.as_str()) {
-                out.push(t);
+    /// A tag list to compare many others with, each in time linear in its
+    /// own length.
+    pub fn seed<'s>(&'s self, tags: &'s [String]) -> Seed<'s> {
+        let weights: HashMap<&str, f32> =
+            tags.iter().map(|t| (t.as_str(), self.weight(t))).collect();
+        let norm = weights.values().map(|w| w * w).sum::<f32>().sqrt();
+        Seed { tags: self, weights, norm }
+    }
+
+    fn weight(&self, tag: &str) -> f32 {
+        self.weight.get(tag).copied().unwrap_or(0.0)
+    }
+}
+
+/// One memory's tags, weighed, for [`Tags::seed`].
+pub struct Seed<'a> {
+    tags: &'a Tags<'a>,
+    weights: HashMap<&'a str, f32>,
+    norm: f32,
+}
+
+impl Seed<'_> {
+    /// How alike `other` is to the seed's tags, 0 to 1.
+    pub fn likeness(&self, other: &[String]) -> f32 {
+        if self.norm == 0.0 {
+            return 0.0;
+        }
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let (mut shared, mut own) = (0.0f32, 0.0f32);
+        for t in other.iter().filter(|t| seen.insert(t.as_str())) {
+            let w = self.tags.weight(t);
+            own += w * w;
+            if self.weights.contains_key(t.as_str()) {
+                shared += w * w;
             }
         }
-        let w = |t: &str| self.weight.get(t).copied().unwrap_or(0.0);
-        out.sort_by(|x, y| w(y).total_cmp(&w(x)).then(x.cmp(y)));
-        out
+        if own == 0.0 { 0.0 } else { (shared / (self.norm * own.sqrt())).min(1.0) }
     }
 }
 
@@ -108,7 +102,6 @@ mod tests {
         let by_postgres = t.likeness(seed, &tree[2]);
         assert!(by_migrations > by_postgres, "{by_migrations} vs {by_postgres}");
         assert_eq!(t.likeness(seed, &tree[5]), 0.0);
-        assert_eq!(t.shared(seed, &tree[1]), ["migrations", "postgres"]);
     }
 
     #[test]
@@ -119,6 +112,8 @@ mod tests {
         assert!((ab - ba).abs() < 1e-6 && ab > 0.0 && ab < 1.0);
         assert!((t.likeness(&tree[0], &tree[0]) - 1.0).abs() < 1e-6);
         assert_eq!(t.likeness(&tree[0], &tree[2]), 0.0);
+        // A seed compares as the pair does.
+        assert_eq!(t.seed(&tree[0]).likeness(&tree[1]), ab);
         // A tag no memory of the tree carries weighs nothing.
         assert_eq!(t.likeness(&tags(&["zzz"]), &tags(&["zzz"])), 0.0);
     }
