@@ -90,6 +90,23 @@ pub struct Fused {
     pub related: Option<(usize, f32)>,
 }
 
+impl Fused {
+    /// A memory neither side has scored yet.
+    fn unranked(doc: usize) -> Fused {
+        Fused {
+            doc,
+            score: 0.0,
+            lexical: 0.0,
+            similarity: None,
+            semantic: 0.0,
+            exact: false,
+            words_rank: None,
+            held: None,
+            related: None,
+        }
+    }
+}
+
 /// The memories related to one (document, how alike, 0 to 1).
 pub type Neighbours<'a> = &'a dyn Fn(usize) -> Vec<(usize, f32)>;
 
@@ -129,17 +146,7 @@ pub fn fuse(
     }
     for &(doc, sim) in similar.iter().filter(|s| s.1.is_finite()) {
         let part = p.weight * ((sim - floor) / spread).clamp(0.0, 1.0);
-        let entry = by_doc.entry(doc).or_insert(Fused {
-            doc,
-            score: 0.0,
-            lexical: 0.0,
-            similarity: None,
-            semantic: 0.0,
-            exact: false,
-            words_rank: None,
-            held: None,
-            related: None,
-        });
+        let entry = by_doc.entry(doc).or_insert_with(|| Fused::unranked(doc));
         entry.similarity = Some(sim);
         entry.semantic = part;
         entry.score = entry.lexical + part;
@@ -184,17 +191,7 @@ fn lift_related(
             continue;
         }
         let at = *at.entry(doc).or_insert_with(|| {
-            out.push(all.get(&doc).cloned().unwrap_or(Fused {
-                doc,
-                score: 0.0,
-                lexical: 0.0,
-                similarity: None,
-                semantic: 0.0,
-                exact: false,
-                words_rank: None,
-                held: None,
-                related: None,
-            }));
+            out.push(all.get(&doc).cloned().unwrap_or_else(|| Fused::unranked(doc)));
             out.len() - 1
         });
         out[at].score += add;
