@@ -151,7 +151,8 @@ mod tests {
         new.updated = 40 * day;
         // A root that has recorded use from the start.
         let state = crate::store::state::State { since: Some(0), ..Default::default() };
-        let uses = Uses::from_states(&[(crate::model::roots::Scope::Project, state)], 41 * day);
+        let uses =
+            Uses::from_states(&[(crate::model::roots::Scope::Project, state.into())], 41 * day);
         let by = |f: Filter| {
             [&old, &new]
                 .iter()

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -184,10 +185,10 @@ fn run_all(ctx: &Context, args: &Options, kept: Option<&Kept>) -> Result<Report>
     let lib = index_all(&roots);
     let (docs, corpus) = (&lib.docs, &lib.corpus);
     let mut warnings: Vec<String> = lib.problems.iter().map(ToString::to_string).collect();
-    let states: Vec<(Scope, state::State)> = roots
+    let states: Vec<(Scope, Arc<state::State>)> = roots
         .iter()
         .map(|r| {
-            let (s, warning) = state::load(&r.dir);
+            let (s, warning) = state::load_shared(&r.dir);
             warnings.extend(warning);
             (r.scope, s)
         })
@@ -281,7 +282,7 @@ fn run_all(ctx: &Context, args: &Options, kept: Option<&Kept>) -> Result<Report>
 /// category and slug: each hit is looked up, rather than every memory.
 pub fn signals(
     len: usize,
-    states: &[(Scope, state::State)],
+    states: &[(Scope, Arc<state::State>)],
     find: impl Fn(Scope, &str, &str) -> Option<usize>,
 ) -> Vec<Signals> {
     let mut out = Vec::new();
@@ -447,7 +448,8 @@ mod tests {
                 m.scope == scope && m.path.category == category && m.path.slug == slug
             })
         };
-        let s = signals(3, &[(Scope::Project, project), (Scope::Global, global)], find);
+        let s =
+            signals(3, &[(Scope::Project, project.into()), (Scope::Global, global.into())], find);
         assert_eq!(s.iter().map(|s| s.hits).collect::<Vec<_>>(), [3, 7, 0]);
         assert!(signals(3, &[], find).is_empty());
     }

@@ -11,12 +11,14 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
 use crate::model::consolidation::Consolidation;
 use crate::store::files::{self, Links, Refusal};
+use crate::store::identity::{Identity, identity};
 use crate::store::write::write_atomic;
 
 const FILE: &str = ".state.json";
@@ -70,12 +72,68 @@ pub fn path(root: &Path) -> PathBuf {
 /// Read a root's state. A missing file is an empty state; a corrupt one is
 /// an empty state plus a warning (it is set aside on the next write).
 pub fn load(root: &Path) -> (State, Option<String>) {
-    match read(root) {
+    let (state, warning) = load_shared(root);
+    (Arc::unwrap_or_clone(state), warning)
+}
+
+/// [`load`], shared: a process that reads the same state file again (a
+/// `mem mcp` answering many calls, or one command reading it for the
+/// trust gate and then for hit counts) parses it once while the file stays
+/// the same (its device, inode, size, mtime and ctime: `mem` replaces it
+/// whole, so each write makes a new one).
+pub fn load_shared(root: &Path) -> (Arc<State>, Option<String>) {
+    match read_shared(root) {
         Ok(state) => (state, None),
-        Err(why) => (State::default(), Some(why)),
+        Err(why) => (Arc::default(), Some(why)),
     }
 }
 
+/// The state files last parsed in this process, by path and identity: a
+/// process reads the global root's and at most a few projects'.
+type Parsed = Vec<(PathBuf, Identity, Arc<State>)>;
+const KEPT: usize = 8;
+
+static LAST: Mutex<Parsed> = Mutex::new(Vec::new());
+
+fn read_shared(root: &Path) -> std::result::Result<Arc<State>, String> {
+    let file = path(root);
+    let (open, size) = match files::open(root, &file, Links::Never) {
+        Ok(opened) => opened,
+        Err(Refusal::Missing) => return Ok(Arc::default()),
+        Err(e) => return Err(format!("{}: {e}", file.display())),
+    };
+    let id = identity(&open);
+    if let Some(id) = id
+        && let Some(state) = kept(&file, id)
+    {
+        return Ok(state);
+    }
+    let bytes = files::read_open(open, size, MAX_STATE_BYTES)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let state = Arc::new(parse(&file, &bytes)?);
+    if let Some(id) = id {
+        keep(file, id, Arc::clone(&state));
+    }
+    Ok(state)
+}
+
+/// The state read from the file whose identity is `id`, when kept.
+fn kept(file: &Path, id: Identity) -> Option<Arc<State>> {
+    let last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    last.iter().find(|(p, i, _)| p == file && *i == id).map(|(_, _, state)| Arc::clone(state))
+}
+
+fn keep(file: PathBuf, id: Identity, state: Arc<State>) {
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    last.retain(|(p, _, _)| *p != file);
+    if last.len() == KEPT {
+        last.remove(0);
+    }
+    last.push((file, id, state));
+}
+
+/// A root's state as on disk now, parsed whatever is kept: what a
+/// read-modify-write starts from.
 fn read(root: &Path) -> std::result::Result<State, String> {
     let file = path(root);
     let bytes = match files::read(root, &file, Links::Never, MAX_STATE_BYTES) {
@@ -83,7 +141,11 @@ fn read(root: &Path) -> std::result::Result<State, String> {
         Err(Refusal::Missing) => return Ok(State::default()),
         Err(e) => return Err(format!("{}: {e}", file.display())),
     };
-    serde_json::from_slice::<State>(&bytes)
+    parse(&file, &bytes)
+}
+
+fn parse(file: &Path, bytes: &[u8]) -> std::result::Result<State, String> {
+    serde_json::from_slice::<State>(bytes)
         .map_err(|e| format!("{} is corrupt ({e}); hit counts start again", file.display()))
 }
 
@@ -127,6 +189,13 @@ pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Resu
     change(&mut state);
     let json = serde_json::to_vec_pretty(&state).map_err(|e| Error::input(e.to_string()))?;
     write_atomic(root, &path(root), &json)?;
+    // Still under the lock, so no other `mem` has written since: the file
+    // now there holds `state`, and a later read need not parse it.
+    if let Ok((file, _)) = files::open(root, &path(root), Links::Never)
+        && let Some(id) = identity(&file)
+    {
+        keep(path(root), id, Arc::new(state));
+    }
     drop(lock);
     Ok(warnings)
 }
@@ -146,6 +215,27 @@ mod tests {
         assert_eq!(state.hits["a/b.md"], Hits { count: 2, last: 20 });
         assert_eq!(state.hits["a/c.md"], Hits { count: 1, last: 10 });
         assert_eq!(state.since, Some(10), "recording began with the first write");
+    }
+
+    #[test]
+    fn a_shared_state_is_parsed_once_and_follows_every_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        record(tmp.path(), &["a/b.md".into()], 10).unwrap();
+        let first = load_shared(tmp.path()).0;
+        assert!(Arc::ptr_eq(&first, &load_shared(tmp.path()).0), "unchanged: parsed once");
+        record(tmp.path(), &["a/b.md".into()], 20).unwrap();
+        assert_eq!(load_shared(tmp.path()).0.hits["a/b.md"].count, 2, "mem's own write");
+        // Another program writing in place, same length: a new change time.
+        let file = path(tmp.path());
+        let text = fs::read_to_string(&file).unwrap().replace("\"count\": 2", "\"count\": 7");
+        std::io::Write::write_all(
+            &mut fs::OpenOptions::new().write(true).open(&file).unwrap(),
+            text.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(load_shared(tmp.path()).0.hits["a/b.md"].count, 7, "a write in place");
+        fs::remove_file(&file).unwrap();
+        assert!(load_shared(tmp.path()).0.hits.is_empty(), "removed");
     }
 
     #[test]

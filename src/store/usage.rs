@@ -3,7 +3,7 @@
 //! into a [`Usage`] (tier, relevance in effect). Read once per command; the
 //! memory files are never touched.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::model::memory::Memory;
 use crate::model::roots::{Root, Scope};
@@ -14,7 +14,7 @@ use crate::store::state::{self, Hits, State};
 #[derive(Debug, Clone)]
 struct Recorded {
     scope: Scope,
-    hits: BTreeMap<String, Hits>,
+    state: Arc<State>,
     /// Epoch ms use began being recorded (now, when it has not).
     since: i64,
 }
@@ -33,21 +33,21 @@ impl Uses {
         let roots = roots
             .iter()
             .map(|r| {
-                let st = state::load(&r.dir).0;
-                let since = st.began().unwrap_or(now_ms);
-                Recorded { scope: r.scope, hits: st.hits, since }
+                let state = state::load_shared(&r.dir).0;
+                let since = state.began().unwrap_or(now_ms);
+                Recorded { scope: r.scope, state, since }
             })
             .collect();
         Uses { roots, now_ms }
     }
 
     /// From states already read.
-    pub fn from_states(states: &[(Scope, State)], now_ms: i64) -> Uses {
+    pub fn from_states(states: &[(Scope, Arc<State>)], now_ms: i64) -> Uses {
         let roots = states
             .iter()
             .map(|(scope, st)| Recorded {
                 scope: *scope,
-                hits: st.hits.clone(),
+                state: Arc::clone(st),
                 since: st.began().unwrap_or(now_ms),
             })
             .collect();
@@ -60,7 +60,7 @@ impl Uses {
 
     /// The hit record of `m` (none: zero).
     pub fn hits(&self, m: &Memory) -> Hits {
-        self.root(m).and_then(|r| r.hits.get(&m.file()).copied()).unwrap_or_default()
+        self.root(m).and_then(|r| r.state.hits.get(&m.file()).copied()).unwrap_or_default()
     }
 
     /// Since when `m`'s root has recorded use (now, when it has not).

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::base::error::Result;
 use crate::cache::{Library, index_all_read};
@@ -63,7 +64,7 @@ pub(super) struct Read<'a> {
     /// (project document, global document): a global memory a project file
     /// the user did not trust no longer hides.
     pub(super) unshadowed: Vec<(usize, usize)>,
-    pub(super) states: Vec<(Scope, state::State)>,
+    pub(super) states: Vec<(Scope, Arc<state::State>)>,
     pub(super) uses: Uses,
     pub(super) shown: Option<session::Shown>,
     /// The session starts over: it was shown nothing yet.
@@ -92,8 +93,8 @@ pub(super) fn read<'a>(ctx: &'a Context, options: &'a Options) -> Result<Read<'a
     let gated = gated_roots(ctx)?;
     let (memories, lib) = index_all_read(&gated.roots);
     let project = gated.roots.iter().find(|r| r.scope == Scope::Project).copied();
-    let states: Vec<(Scope, state::State)> =
-        gated.roots.iter().map(|r| (r.scope, state::load(&r.dir).0)).collect();
+    let states: Vec<(Scope, Arc<state::State>)> =
+        gated.roots.iter().map(|r| (r.scope, state::load_shared(&r.dir).0)).collect();
     let uses = Uses::from_states(&states, ctx.now_ms);
     // A session start (not a resume) starts over: the agent holds nothing yet.
     let fresh = !options.prompt_mode && options.source != Some(session::Source::Resume);

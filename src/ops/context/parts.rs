@@ -37,7 +37,7 @@ pub(super) fn routing_rows(
 
 pub(super) fn best_matches(
     ctx: &Context,
-    states: &[(Scope, state::State)],
+    states: &[(Scope, std::sync::Arc<state::State>)],
     memories: &[Memory],
     lib: &Library,
     query: &str,

@@ -92,7 +92,7 @@ pub fn load(global: &Path, project: &Root) -> Option<Record> {
 /// same (its device, inode, size, mtime and ctime).
 pub fn load_shared(global: &Path, project: &Root) -> Option<Arc<Record>> {
     let canonical = project.dir.canonicalize().ok()?;
-    let id = state::load(&project.dir).0.root_id?;
+    let id = state::load_shared(&project.dir).0.root_id.clone()?;
     let record = read_shared(global, &canonical)?;
     (record.root == canonical.display().to_string() && record.id == id).then_some(record)
 }
