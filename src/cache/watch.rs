@@ -61,6 +61,8 @@ struct Signals {
 struct Watched {
     /// Held only to keep the watch alive; dropping it ends the watch.
     _watcher: RecommendedWatcher,
+    /// This watch, among every watch begun in the process.
+    id: u64,
     /// The folder watched, as the root path named it when the watch began.
     folder: Option<Folder>,
     signals: Arc<Signals>,
@@ -102,27 +104,43 @@ pub(super) fn look(root: &Root) -> Looked {
         return Looked::List(None);
     }
     let mut roots = roots().lock().unwrap_or_else(|p| p.into_inner());
-    let dir = root.dir.clone();
-    let folder = folder(&dir);
-    if roots.get(&dir).is_some_and(|w| {
-        w.signals.lost.load(Ordering::SeqCst) || folder.is_none() || w.folder != folder
-    }) {
-        roots.remove(&dir);
-    }
-    if !roots.contains_key(&dir) {
-        match start(&dir, folder) {
-            Some(watched) => roots.insert(dir.clone(), watched),
-            None => return Looked::List(None),
-        };
-    }
-    let watched = roots.get_mut(&dir).expect("inserted above");
+    let Some(watched) = watching(&mut roots, &root.dir) else { return Looked::List(None) };
     let changes = watched.signals.changes.load(Ordering::SeqCst);
     match &watched.kept {
         Some(kept) if kept.changes == changes => {
             Looked::Kept(kept.listings.clone(), kept.problems.clone(), kept.id)
         }
-        _ => Looked::List(Some(Ticket { dir, changes })),
+        _ => Looked::List(Some(Ticket { dir: root.dir.clone(), changes })),
     }
+}
+
+/// Where `root`'s events stand, for a process that asks from time to time
+/// whether anything a listing could see changed: a value that differs
+/// after any such change (an edit in place included), without reading or
+/// `stat`ing the files. None when the root is not watched (not enabled,
+/// missing, or beyond the watch limit): the caller looks at the files.
+pub fn events(root: &Root) -> Option<(u64, u64)> {
+    if !ENABLED.load(Ordering::SeqCst) {
+        return None;
+    }
+    let mut roots = roots().lock().unwrap_or_else(|p| p.into_inner());
+    let watched = watching(&mut roots, &root.dir)?;
+    Some((watched.id, watched.signals.changes.load(Ordering::SeqCst)))
+}
+
+/// The live watch of `dir`, begun again when the last one was lost or the
+/// path now names another folder; None when it cannot be watched.
+fn watching<'a>(roots: &'a mut HashMap<PathBuf, Watched>, dir: &Path) -> Option<&'a mut Watched> {
+    let folder = folder(dir);
+    if roots.get(dir).is_some_and(|w| {
+        w.signals.lost.load(Ordering::SeqCst) || folder.is_none() || w.folder != folder
+    }) {
+        roots.remove(dir);
+    }
+    if !roots.contains_key(dir) {
+        roots.insert(dir.to_path_buf(), start(dir, folder)?);
+    }
+    roots.get_mut(dir)
 }
 
 /// The id of `root`'s kept listing while no event has touched it since
@@ -199,7 +217,11 @@ fn start(dir: &Path, folder: Option<Folder>) -> Option<Watched> {
     });
     let watching = watcher.and_then(|mut w| w.watch(dir, RecursiveMode::Recursive).map(|()| w));
     match watching {
-        Ok(watcher) => Some(Watched { _watcher: watcher, folder, signals, kept: None }),
+        Ok(watcher) => {
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            let id = NEXT.fetch_add(1, Ordering::SeqCst);
+            Some(Watched { _watcher: watcher, id, folder, signals, kept: None })
+        }
         Err(e) => {
             if !WARNED.swap(true, Ordering::SeqCst) {
                 eprintln!(

@@ -76,6 +76,20 @@ impl Server {
         }
     }
 
+    /// Whether a notification of `method` comes within `wait` (replies to
+    /// nothing asked are passed over).
+    fn notified(&mut self, method: &str, wait: Duration) -> bool {
+        let until = std::time::Instant::now() + wait;
+        while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+            match self.replies.recv_timeout(left) {
+                Ok(message) if message["method"] == method => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
     /// What `memory_recall` answers for `query`, as the report's JSON.
     fn recall(&mut self, query: &str) -> Value {
         let args = json!({"query": query, "limit": 10, "track": false});
@@ -221,6 +235,32 @@ fn watched_answers_follow_a_branch_checkout_of_a_thousand_files() {
     assert_eq!(on_otter[1].len(), 10);
     git(&env, &["checkout", "-q", "main"]);
     assert_eq!(same(&env, &mut server, &queries), on_main);
+}
+
+#[test]
+fn a_watched_tree_of_any_size_announces_an_edit_in_place() {
+    // More files than a root that is not watched has looked at (4,096),
+    // and one folder past them: a file there, edited in place, is
+    // announced all the same.
+    let env = Env::with_fixture("demo");
+    for (folder, count) in [("bulk", 4100), ("zz-bulk", 10)] {
+        let dir = env.project().join(folder);
+        fs::create_dir_all(&dir).unwrap();
+        for i in 0..count {
+            let text = memory(&format!("Bulk {i}"), "bulk");
+            fs::write(dir.join(format!("m{i:04}.md")), text).unwrap();
+        }
+    }
+    env.settle();
+    let mut server = Server::start(&env, &[ALL]);
+    let changed = "notifications/resources/list_changed";
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(!server.notified(changed, Duration::from_millis(2500)), "nothing changed yet");
+    let last = env.project().join("zz-bulk/m0009.md");
+    let text = memory("Bulk 9 quetzal", "bulk");
+    fs::OpenOptions::new().write(true).open(&last).unwrap().write_all(text.as_bytes()).unwrap();
+    assert!(server.notified(changed, Duration::from_secs(10)), "the edit was not announced");
+    assert_eq!(paths(&server.recall("quetzal")), ["zz-bulk/m0009.md"]);
 }
 
 #[test]

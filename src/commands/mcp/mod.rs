@@ -79,8 +79,8 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
             .await
             .map_err(|e| Error::input(format!("MCP session did not start: {e}")))?;
         let peer = running.peer().clone();
-        // The list of resources follows the files: a memory added, removed
-        // or renamed (by anyone) is announced within two seconds.
+        // The list of resources follows the files: a memory added, removed,
+        // renamed or edited (by anyone) is announced within two seconds.
         tokio::spawn(async move {
             let mut last = listing_stamp(&opts);
             loop {
@@ -102,21 +102,31 @@ pub fn run(opts: &Options, _args: &Args) -> error::Result<()> {
 /// Resources per `resources/list` page: a client pages through a large tree.
 const RESOURCE_PAGE: usize = 500;
 
-/// Files whose times are looked at every two seconds, at most: past this,
+/// Files whose times are looked at every two seconds in a root that is not
+/// watched (MEM_WATCH=off, or beyond the watch limit), at most: past this,
 /// only folders are (an edit in place then shows at the next add, removal
 /// or rename).
 const STAMP_FILES: usize = 4096;
 
+/// Where one thing the resource list depends on stands.
+#[derive(Debug, PartialEq, Eq)]
+enum Stamp {
+    /// A file's or folder's modification time and size.
+    Stat(Option<(std::time::SystemTime, u64)>),
+    /// A watched root's events (see [`crate::cache::watch::events`]).
+    Events(u64, u64),
+}
+
 /// What changes when a memory is added, removed, renamed or edited, or
-/// trust changes: each root's folders and files with their modification
-/// times and sizes (folders only in a tree over [`STAMP_FILES`]), and the
-/// trust records'. No memory is read.
-fn listing_stamp(
-    opts: &Options,
-) -> Vec<(std::path::PathBuf, Option<(std::time::SystemTime, u64)>)> {
+/// trust changes: each watched root's events; else its folders and files
+/// with their modification times and sizes (folders only in a tree over
+/// [`STAMP_FILES`]); and the trust records'. No memory is read.
+fn listing_stamp(opts: &Options) -> Vec<(std::path::PathBuf, Stamp)> {
     let Ok(ctx) = Context::resolve(opts) else { return Vec::new() };
     let stat = |p: &std::path::Path| {
-        std::fs::symlink_metadata(p).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+        Stamp::Stat(
+            std::fs::symlink_metadata(p).ok().and_then(|m| Some((m.modified().ok()?, m.len()))),
+        )
     };
     let entries = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
         let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -134,6 +144,10 @@ fn listing_stamp(
     }
     let mut files = 0;
     for root in ctx.selected() {
+        if let Some((watch, changes)) = crate::cache::watch::events(root) {
+            out.push((root.dir.clone(), Stamp::Events(watch, changes)));
+            continue;
+        }
         out.push((root.dir.join("ROOT.md"), stat(&root.dir.join("ROOT.md"))));
         let folders = entries(&root.dir).into_iter().filter(|p| {
             p.is_dir() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
