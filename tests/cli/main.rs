@@ -30,6 +30,7 @@ mod provenance;
 mod readme;
 mod recall;
 mod roots;
+mod rpc;
 mod security;
 mod semantic;
 mod semantic_languages;

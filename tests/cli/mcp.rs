@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::env::{Env, NOW};
+use crate::rpc;
 
 #[test]
 fn an_mcp_client_recalls_remembers_inspects_and_forgets() {
@@ -33,12 +34,8 @@ fn an_mcp_client_recalls_remembers_inspects_and_forgets() {
 #[test]
 fn stdout_carries_only_json_rpc() {
     let env = Env::with_fixture("demo");
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-    let input = format!(
-        "{init}\n{}\nthis is not json\n{}\n",
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
-    );
+    let [init, ready] = rpc::handshake("t");
+    let input = format!("{init}\n{ready}\nthis is not json\n{}\n", rpc::request(2, "tools/list"));
     let out = env.mem(["mcp"]).env("MEM_LOG", "debug").write_stdin(input).output().unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -55,18 +52,14 @@ fn stdout_carries_only_json_rpc() {
 #[test]
 fn a_request_line_over_16_mib_gets_an_error_and_the_server_goes_on() {
     let env = Env::with_fixture("demo");
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let [init, ready] = rpc::handshake("t");
     let big = "x".repeat(17 << 20);
     // The id after the huge params, as a client may order its keys.
     let with_id = format!(
         r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"memory_recall","arguments":{{"query":"{big}"}}}},"id":"big-2"}}"#
     );
-    let input = format!(
-        "{init}\n{}\n{with_id}\n{}\n{big}\n{}\n",
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
-        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
-    );
+    let (list, ping) = (rpc::request(3, "tools/list"), rpc::request(4, "ping"));
+    let input = format!("{init}\n{ready}\n{with_id}\n{list}\n{big}\n{ping}\n");
     let out = env
         .mem(["mcp"])
         .write_stdin(input)

@@ -141,12 +141,8 @@ fn the_claude_code_plugin_mcp_server_starts_as_declared() {
     let server = &config["mcpServers"]["mem"];
     let args: Vec<&str> =
         server["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude-code","version":"0"}}}"#;
-    let input = format!(
-        "{init}\n{}\n{}\n",
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
-    );
+    let [init, ready] = crate::rpc::handshake("claude-code");
+    let input = format!("{init}\n{ready}\n{}\n", crate::rpc::request(2, "tools/list"));
     let mut child = Command::new(server["command"].as_str().unwrap())
         .args(&args)
         .current_dir(env.work())

@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::env::Env;
+use crate::rpc;
 
 const DAY: i64 = 86_400_000;
 
@@ -74,23 +75,13 @@ fn a_session_id_that_cannot_name_a_session_is_refused() {
 /// `mem mcp` answering `calls` (tools/call params) after the handshake; the
 /// replies to them, in order.
 fn mcp(env: &Env, calls: &[Value]) -> Vec<Value> {
-    let mut input = vec![
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ];
-    for (i, params) in calls.iter().enumerate() {
-        input
-            .push(json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}));
-    }
-    let text: String = input.iter().map(|v| format!("{v}\n")).collect();
-    let out = env.mem(["mcp"]).write_stdin(text).output().unwrap();
+    let input = rpc::session(calls.iter().zip(2..).map(|(params, id)| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    }));
+    let out = env.mem(["mcp"]).write_stdin(input).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let replies: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (1..=calls.len()).map(|i| replies.iter().find(|r| r["id"] == i).unwrap().clone()).collect()
+    let replies = rpc::replies(&out.stdout);
+    (2..2 + calls.len() as u64).map(|id| rpc::reply(&replies, id).clone()).collect()
 }
 
 #[test]

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use crate::env::Env;
+use crate::rpc;
 
 pub(crate) fn var(name: &str) -> PathBuf {
     let path = std::env::var_os(name).map(PathBuf::from).unwrap_or_else(|| {
@@ -283,19 +284,8 @@ fn semantic_a_hostile_source_is_refused_in_one_line() {
 #[test]
 fn semantic_mcp_loads_the_model_once() {
     let env = env_with_memories();
-    let call = |id: u32, q: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_recall","arguments":{{"query":"{q}"}}}}}}"#
-        )
-    };
-    let input = format!(
-        "{}\n{}\n{}\n{}\n{}\n",
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        call(2, "worker keeps dying from running out of ram"),
-        call(3, "容器因为内存不足被杀掉"),
-        call(4, "pnpm"),
-    );
+    let queries = ["worker keeps dying from running out of ram", "容器因为内存不足被杀掉", "pnpm"];
+    let input = rpc::calls(&queries.map(|q| ("memory_recall", serde_json::json!({"query": q}))));
     // As a client does: the input stays open until every answer is in.
     use std::io::{BufRead as _, Write as _};
     let mut child = env
@@ -323,8 +313,7 @@ fn semantic_mcp_loads_the_model_once() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("semantic model loaded").count(), 1, "{stderr}");
     let first = |id: u64| {
-        let reply = replies.iter().find(|r| r["id"] == id).unwrap();
-        let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+        let text = rpc::reply(&replies, id)["result"]["content"][0]["text"].as_str().unwrap();
         let v: serde_json::Value = serde_json::from_str(text).unwrap();
         paths(&v)[0].clone()
     };
