@@ -1,15 +1,37 @@
 //! The order the ranker visits a query's matches in: by the most each one's
-//! final score can be, its ceiling. A ceiling is first bounded cheaply (the
-//! recency boost at its most, see [`super::params::most_recency`]) and
-//! worked out exactly only when it reaches the top of the heap, so that
-//! only the matches that can make the top are worked out, and read.
+//! final score can be, its ceiling. A ceiling is bounded in stages, each
+//! worked out only when the last one reaches the top of the heap: from the
+//! lexical score alone, with the largest trigger and boosts any memory can
+//! have ([`Stage::Shared`]); then with the memory's own pin, trigger and
+//! hits, the recency boost at its most (see [`super::params::most_recency`],
+//! [`Stage::Bounded`]); then exactly. So only the matches that can make the
+//! top are worked out, and read.
 
-/// A match and the most its final score can be, ordered by that most:
-/// `exact` once worked out, else a bound above it.
+use std::collections::HashSet;
+
+use crate::rank::corpus::{Corpus, token_mask};
+use crate::rank::params::{
+    Params, Signals, Used, most_recency, pinned_and_hits, recency, shared_boosts,
+};
+
+/// How far a ceiling has been worked out; a later stage is never above an
+/// earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stage {
+    /// The same boosts for every memory: the most any can have.
+    Shared,
+    /// The memory's own boosts, its recency at the most.
+    Bounded,
+    /// Exactly.
+    Exact,
+}
+
+/// A match and the most its final score can be, ordered by that most, a
+/// later stage first among equals.
 pub(super) struct Ceiling {
     pub(super) most: f32,
     pub(super) doc: usize,
-    pub(super) exact: bool,
+    pub(super) stage: Stage,
 }
 
 impl PartialEq for Ceiling {
@@ -30,7 +52,88 @@ impl Ord for Ceiling {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.most
             .total_cmp(&other.most)
-            .then(self.exact.cmp(&other.exact))
+            .then(self.stage.cmp(&other.stage))
             .then(other.doc.cmp(&self.doc))
+    }
+}
+
+/// The ceilings of one query's matches, from their lexical scores and what
+/// the index knows of each memory.
+pub(super) struct Bounds<'a> {
+    corpus: &'a Corpus,
+    params: &'a Params,
+    scores: &'a [f32],
+    query_mask: u64,
+    signals: &'a [Signals],
+    now_ms: i64,
+    most_recent: Option<f32>,
+    shared: Option<[f32; 4]>,
+}
+
+impl<'a> Bounds<'a> {
+    /// For a query of the tokens `query`, whose lexical score of document
+    /// `d` is `scores[d]`, with each memory's `signals` as of `now_ms`.
+    pub(super) fn new(
+        corpus: &'a Corpus,
+        params: &'a Params,
+        scores: &'a [f32],
+        query: &HashSet<String>,
+        (signals, now_ms): (&'a [Signals], i64),
+    ) -> Self {
+        let query_mask = token_mask(query.iter().map(String::as_str));
+        let (most_recent, shared) = (most_recency(params), shared_boosts(params));
+        Bounds { corpus, params, scores, query_mask, signals, now_ms, most_recent, shared }
+    }
+
+    /// The lexical score of `d`.
+    pub(super) fn relevance(&self, d: usize) -> f32 {
+        self.scores[d]
+    }
+
+    /// The first, loosest ceiling of `d`.
+    pub(super) fn first(&self, d: usize) -> Ceiling {
+        let stage = if self.shared.is_some() { Stage::Shared } else { self.after(Stage::Shared) };
+        self.at(d, stage)
+    }
+
+    /// The next stage of a ceiling; None once it is exact.
+    pub(super) fn finer(&self, ceiling: &Ceiling) -> Option<Ceiling> {
+        (ceiling.stage != Stage::Exact).then(|| self.at(ceiling.doc, self.after(ceiling.stage)))
+    }
+
+    fn after(&self, stage: Stage) -> Stage {
+        match stage {
+            Stage::Shared if self.most_recent.is_some() => Stage::Bounded,
+            _ => Stage::Exact,
+        }
+    }
+
+    fn at(&self, d: usize, stage: Stage) -> Ceiling {
+        let most = match (stage, self.shared) {
+            (Stage::Shared, Some(b)) => {
+                (self.scores[d] + b[0]) * (1.0 + b[1..].iter().sum::<f32>()) * (1.0 + 1e-5)
+            }
+            (Stage::Shared, None) => f32::INFINITY,
+            (Stage::Bounded, _) => self.of(d, self.most_recent),
+            (Stage::Exact, _) => self.of(d, None),
+        };
+        Ceiling { most, doc: d, stage }
+    }
+
+    /// The most the final score of `d` can be, with the recency boost taken
+    /// at `most_recent` when given (a bound, then).
+    fn of(&self, d: usize, most_recent: Option<f32>) -> f32 {
+        let (corpus, params) = (self.corpus, self.params);
+        let stats =
+            if most_recent.is_some() { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
+        let trigger = if stats.may_fire(self.query_mask) { params.trigger.max(0.0) } else { 0.0 };
+        let signals = self.signals.get(d).copied().unwrap_or_default();
+        let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
+        let recent = most_recent.unwrap_or_else(|| {
+            let (updated, last_hit) = (stats.updated, signals.last_hit);
+            recency(params, Used { updated, last_hit, now_ms: self.now_ms })
+        });
+        let boosts = 1.0 + [pinned, hits, recent].iter().sum::<f32>();
+        (self.scores[d] + trigger) * boosts * (1.0 + 1e-5)
     }
 }

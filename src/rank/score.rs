@@ -5,25 +5,17 @@
 //! [`crate::rank::params`], with the boosts), so `--explain` and the
 //! evaluation harness see the same scorer the command uses.
 
-use std::collections::HashSet;
+use std::collections::{BinaryHeap, HashSet};
 
 use crate::model::memory::Memory;
 use crate::model::usage::Tier;
-use crate::rank::ceiling::Ceiling;
-use crate::rank::corpus::{Corpus, FIELDS, Field, Posting, token_mask};
+use crate::rank::ceiling::{Bounds, Ceiling};
+use crate::rank::corpus::{Corpus, FIELDS, Field, Posting};
 use crate::rank::explain::{BoostPart, Explanation, TermPart, TriggerPart};
-pub use crate::rank::params::{Params, Recency};
-use crate::rank::params::{Used, boost_factors, most_recency, pinned_and_hits, recency};
+pub use crate::rank::params::{Params, Recency, Signals};
+use crate::rank::params::{Used, boost_factors};
 use crate::rank::stopwords::{is_function_char, is_stopword};
 use crate::rank::tokenize::Kind;
-
-/// Per-memory signals that live outside the Markdown.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Signals {
-    pub hits: u32,
-    /// Epoch ms of the last hit (0: never).
-    pub last_hit: i64,
-}
 
 /// One ranked memory.
 #[derive(Debug, Clone)]
@@ -97,7 +89,6 @@ pub fn rank<M: Memories + ?Sized>(
     params: &Params,
     req: &Request,
 ) -> Vec<Hit> {
-    let n = corpus.len();
     let mut tokens = corpus.token_list(req.query);
     let mut seen = HashSet::new();
     tokens.retain(|t| seen.insert(t.clone()));
@@ -129,46 +120,9 @@ pub fn rank<M: Memories + ?Sized>(
     if terms.iter().all(|t| t.postings.is_empty()) {
         terms = make_terms(tokens);
     }
-    let scores = lexical_scores(corpus, params, &terms);
-    // Boosts and a trigger can only raise a relevance so far: visit the
-    // matches by that ceiling and stop once none left can reach the top, so
-    // only those memories are read. A ceiling is first bounded with the
-    // recency boost at its most, and worked out when it reaches the top.
-    let query_mask = token_mask(query_set.iter().map(String::as_str));
-    let most_recent = most_recency(params);
-    let ceiling = |d: usize, bounded: bool| {
-        let most = most_recent.filter(|_| bounded);
-        ceiling_of(corpus, params, req, (scores[d], query_mask), d, most)
-    };
-    // A heap: only the few matches visited are ever put in order.
-    let bounded = most_recent.is_some();
-    let mut candidates: std::collections::BinaryHeap<Ceiling> = (0..n)
-        .filter(|&d| scores[d] > 0.0 && corpus.is_live(d))
-        .map(|d| Ceiling { most: ceiling(d, bounded), doc: d, exact: !bounded })
-        .collect();
-    let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| a.2.scope.cmp(&b.2.scope))
-            .then_with(|| a.2.path.cmp(&b.2.path))
-    };
-    let mut top: Vec<(usize, f32, &Memory)> = Vec::new();
-    while let Some(Ceiling { most, doc: d, exact }) = candidates.pop() {
-        if req.limit == 0 || (top.len() == req.limit && most < top[req.limit - 1].1) {
-            break;
-        }
-        if !exact {
-            candidates.push(Ceiling { most: ceiling(d, false), doc: d, exact: true });
-            continue;
-        }
-        let Some(m) = memories.memory(d) else { continue };
-        if !(req.filter)(d, m) {
-            continue;
-        }
-        let hit = (d, final_score(corpus, m, params, req, &query_set, d, scores[d]).0, m);
-        let at = top.partition_point(|t| order(t, &hit).is_lt());
-        top.insert(at, hit);
-        top.truncate(req.limit);
-    }
+    let (scores, matched) = lexical_scores(corpus, params, &terms);
+    let bounds = Bounds::new(corpus, params, &scores, &query_set, (req.signals, req.now_ms));
+    let top = top_by_ceiling(corpus, memories, (params, req), &query_set, &bounds, &matched);
     // See `Hit::exact`: a keyword query is one or two words.
     let words: Vec<&Term> =
         terms.iter().filter(|t| !t.token.contains(' ') && !compounds.contains(&t.token)).collect();
@@ -191,40 +145,73 @@ pub fn rank<M: Memories + ?Sized>(
         .collect()
 }
 
-/// The most the final score of `d` can be, from its `relevance` and what
-/// the index knows of it, for a query whose tokens have `query_mask`; with
-/// the recency boost taken at `most_recent` when given (a bound, then).
-fn ceiling_of(
+/// The `req.limit` best of the `matched` documents by final score, best
+/// first, with their scores. Boosts and a trigger can only raise a
+/// relevance so far: the matches are visited by that ceiling, worked out in
+/// stages as each reaches the top, and the visit stops once none left can
+/// make the top, so only those memories are read.
+fn top_by_ceiling<'m, M: Memories + ?Sized>(
     corpus: &Corpus,
-    params: &Params,
-    req: &Request,
-    (relevance, query_mask): (f32, u64),
-    d: usize,
-    most_recent: Option<f32>,
-) -> f32 {
-    let stats = if most_recent.is_some() { corpus.pin_and_triggers(d) } else { corpus.boosts(d) };
-    let trigger = if stats.may_fire(query_mask) { params.trigger.max(0.0) } else { 0.0 };
-    let signals = req.signals.get(d).copied().unwrap_or_default();
-    let [pinned, hits] = pinned_and_hits(params, stats.pinned, signals.hits);
-    let recent = most_recent.unwrap_or_else(|| {
-        let (updated, last_hit) = (stats.updated, signals.last_hit);
-        recency(params, Used { updated, last_hit, now_ms: req.now_ms })
-    });
-    (relevance + trigger) * (1.0 + [pinned, hits, recent].iter().sum::<f32>()) * (1.0 + 1e-5)
+    memories: &'m M,
+    (params, req): (&Params, &Request),
+    query_set: &HashSet<String>,
+    bounds: &Bounds,
+    matched: &[u32],
+) -> Vec<(usize, f32, &'m Memory)> {
+    // A heap: only the few matches visited are ever put in order.
+    let mut candidates: BinaryHeap<Ceiling> = matched
+        .iter()
+        .map(|&d| d as usize)
+        .filter(|&d| bounds.relevance(d) > 0.0 && corpus.is_live(d))
+        .map(|d| bounds.first(d))
+        .collect();
+    let order = |a: &(usize, f32, &Memory), b: &(usize, f32, &Memory)| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| a.2.scope.cmp(&b.2.scope))
+            .then_with(|| a.2.path.cmp(&b.2.path))
+    };
+    let mut top: Vec<(usize, f32, &'m Memory)> = Vec::new();
+    while let Some(ceiling) = candidates.pop() {
+        let full = top.len() == req.limit;
+        if req.limit == 0 || (full && ceiling.most < top[req.limit - 1].1) {
+            break;
+        }
+        if let Some(finer) = bounds.finer(&ceiling) {
+            candidates.push(finer);
+            continue;
+        }
+        let d = ceiling.doc;
+        let Some(m) = memories.memory(d) else { continue };
+        if !(req.filter)(d, m) {
+            continue;
+        }
+        let relevance = bounds.relevance(d);
+        let hit = (d, final_score(corpus, m, params, req, query_set, d, relevance).0, m);
+        let at = top.partition_point(|t| order(t, &hit).is_lt());
+        top.insert(at, hit);
+        top.truncate(req.limit);
+    }
+    top
 }
 
 /// Each document's lexical score: the sum of its terms' scores, scaled by
-/// the share of the query's weight (idf) it covers.
-fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> {
+/// the share of the query's weight (idf) it covers; and the documents any
+/// term matched, each once (the rest score 0 and are never visited).
+fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> (Vec<f32>, Vec<u32>) {
     let n = corpus.len();
     let total_idf: f32 = terms.iter().map(|t| t.idf).sum();
     // One term covers all of the query wherever it matches: nothing to scale.
     let coverage = params.coverage > 0.0 && total_idf > 0.0 && terms.len() > 1;
     let mut scores = vec![0f32; n];
     let mut covered = vec![0f32; if coverage { n } else { 0 }];
+    let mut seen = vec![false; n];
+    let mut matched = Vec::new();
     for term in terms {
         for p in term.postings.iter() {
             let d = p.doc as usize;
+            if !std::mem::replace(&mut seen[d], true) {
+                matched.push(p.doc);
+            }
             scores[d] += term_score(corpus, params, term.idf, d, &p.tf).0;
             if coverage {
                 covered[d] += term.idf;
@@ -232,11 +219,12 @@ fn lexical_scores(corpus: &Corpus, params: &Params, terms: &[Term]) -> Vec<f32> 
         }
     }
     if coverage {
-        for d in 0..n {
+        for &d in &matched {
+            let d = d as usize;
             scores[d] *= (covered[d] / total_idf).powf(params.coverage);
         }
     }
-    scores
+    (scores, matched)
 }
 
 /// How much a query token counts, relative to a Latin word, by its kind.
