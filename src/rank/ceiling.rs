@@ -1,25 +1,19 @@
 //! The order the ranker visits a query's matches in: by the most each one's
-//! final score can be, its ceiling. A ceiling is bounded in stages, each
-//! worked out only when the last one reaches the top of the heap: from the
-//! lexical score alone, with the largest trigger and boosts any memory can
-//! have ([`Stage::Shared`]); then with the memory's own pin, trigger and
-//! hits, the recency boost at its most (see [`super::params::most_recency`],
-//! [`Stage::Bounded`]); then exactly. So only the matches that can make the
-//! top are worked out, and read.
+//! final score can be, its ceiling. A match is first bounded with its own
+//! pin, trigger and hits and the recency boost at its most (see
+//! [`super::params::most_recency`], [`Stage::Bounded`]), and worked out
+//! exactly only when that bound reaches the top of the heap. So only the
+//! matches that can make the top are worked out, and read.
 
 use std::collections::HashSet;
 
 use crate::rank::corpus::{Corpus, token_mask};
-use crate::rank::params::{
-    Params, Signals, Used, most_recency, pinned_and_hits, recency, shared_boosts,
-};
+use crate::rank::params::{Params, Signals, Used, most_recency, pinned_and_hits, recency};
 
 /// How far a ceiling has been worked out; a later stage is never above an
 /// earlier one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Stage {
-    /// The same boosts for every memory: the most any can have.
-    Shared,
     /// The memory's own boosts, its recency at the most.
     Bounded,
     /// Exactly.
@@ -67,7 +61,6 @@ pub(super) struct Bounds<'a> {
     signals: &'a [Signals],
     now_ms: i64,
     most_recent: Option<f32>,
-    shared: Option<[f32; 4]>,
 }
 
 impl<'a> Bounds<'a> {
@@ -81,8 +74,8 @@ impl<'a> Bounds<'a> {
         (signals, now_ms): (&'a [Signals], i64),
     ) -> Self {
         let query_mask = token_mask(query.iter().map(String::as_str));
-        let (most_recent, shared) = (most_recency(params), shared_boosts(params));
-        Bounds { corpus, params, scores, query_mask, signals, now_ms, most_recent, shared }
+        let most_recent = most_recency(params);
+        Bounds { corpus, params, scores, query_mask, signals, now_ms, most_recent }
     }
 
     /// The lexical score of `d`.
@@ -90,32 +83,21 @@ impl<'a> Bounds<'a> {
         self.scores[d]
     }
 
-    /// The first, loosest ceiling of `d`.
+    /// The first ceiling of `d` put on the heap.
     pub(super) fn first(&self, d: usize) -> Ceiling {
-        let stage = if self.shared.is_some() { Stage::Shared } else { self.after(Stage::Shared) };
+        let stage = if self.most_recent.is_some() { Stage::Bounded } else { Stage::Exact };
         self.at(d, stage)
     }
 
     /// The next stage of a ceiling; None once it is exact.
     pub(super) fn finer(&self, ceiling: &Ceiling) -> Option<Ceiling> {
-        (ceiling.stage != Stage::Exact).then(|| self.at(ceiling.doc, self.after(ceiling.stage)))
-    }
-
-    fn after(&self, stage: Stage) -> Stage {
-        match stage {
-            Stage::Shared if self.most_recent.is_some() => Stage::Bounded,
-            _ => Stage::Exact,
-        }
+        (ceiling.stage == Stage::Bounded).then(|| self.at(ceiling.doc, Stage::Exact))
     }
 
     fn at(&self, d: usize, stage: Stage) -> Ceiling {
-        let most = match (stage, self.shared) {
-            (Stage::Shared, Some(b)) => {
-                (self.scores[d] + b[0]) * (1.0 + b[1..].iter().sum::<f32>()) * (1.0 + 1e-5)
-            }
-            (Stage::Shared, None) => f32::INFINITY,
-            (Stage::Bounded, _) => self.of(d, self.most_recent),
-            (Stage::Exact, _) => self.of(d, None),
+        let most = match stage {
+            Stage::Bounded => self.of(d, self.most_recent),
+            Stage::Exact => self.of(d, None),
         };
         Ceiling { most, doc: d, stage }
     }

@@ -119,19 +119,6 @@ pub(super) fn pinned_and_hits(p: &Params, pinned: bool, hits: u32) -> [f32; 2] {
     [pinned, hits]
 }
 
-/// The most any memory's trigger, pin, hits and recency can add, in the
-/// order [`super::score`] adds them: a ceiling from the lexical score alone,
-/// the same for every memory. Each is at most its weight, or nothing: hits
-/// are capped, and a tier's weight is at most 1. None while a recency has
-/// no most (a half-life that is not positive grows with age).
-pub(super) fn shared_boosts(p: &Params) -> Option<[f32; 4]> {
-    let recent = match p.recency_by {
-        Recency::HalfLife => most_recency(p)?,
-        Recency::Tiers => p.recency.max(0.0),
-    };
-    Some([p.trigger.max(0.0), p.pinned.max(0.0), p.hits_cap.max(0.0), recent])
-}
-
 /// The recency multiplier of [`boost_factors`].
 pub(super) fn recency(p: &Params, used: Used) -> f32 {
     match p.recency_by {
