@@ -132,18 +132,6 @@ fn keep(file: PathBuf, id: Identity, state: Arc<State>) {
     last.push((file, id, state));
 }
 
-/// A root's state as on disk now, parsed whatever is kept: what a
-/// read-modify-write starts from.
-fn read(root: &Path) -> std::result::Result<State, String> {
-    let file = path(root);
-    let bytes = match files::read(root, &file, Links::Never, MAX_STATE_BYTES) {
-        Ok(b) => b,
-        Err(Refusal::Missing) => return Ok(State::default()),
-        Err(e) => return Err(format!("{}: {e}", file.display())),
-    };
-    parse(&file, &bytes)
-}
-
 fn parse(file: &Path, bytes: &[u8]) -> std::result::Result<State, String> {
     serde_json::from_slice::<State>(bytes)
         .map_err(|e| format!("{} is corrupt ({e}); hit counts start again", file.display()))
@@ -172,8 +160,10 @@ pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Resu
     let lock = crate::store::write::lock_file(root, &lock_path)?;
     lock.lock().map_err(|e| Error::io(&lock_path, e))?;
     let mut warnings = Vec::new();
-    let mut state = match read(root) {
-        Ok(state) => state,
+    // The file as on disk now, under the lock: parsed again unless it is
+    // the very file last parsed or written (the same identity).
+    let mut state = match read_shared(root) {
+        Ok(state) => Arc::unwrap_or_clone(state),
         Err(why) => {
             let bad = root.join(format!("{FILE}.bad-{now_ms}"));
             if fs::rename(path(root), &bad).is_ok() {
@@ -234,6 +224,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(load_shared(tmp.path()).0.hits["a/b.md"].count, 7, "a write in place");
+        record(tmp.path(), &["a/b.md".into()], 30).unwrap();
+        assert_eq!(load(tmp.path()).0.hits["a/b.md"].count, 8, "a write starts from the disk");
+        let text = fs::read_to_string(&file).unwrap().replace("\"count\": 8", "\"count\": 3");
+        fs::write(&file, text).unwrap();
+        record(tmp.path(), &["a/b.md".into()], 40).unwrap();
+        assert_eq!(load(tmp.path()).0.hits["a/b.md"].count, 4, "after another program's write");
         fs::remove_file(&file).unwrap();
         assert!(load_shared(tmp.path()).0.hits.is_empty(), "removed");
     }
