@@ -2,10 +2,10 @@
 // and output shapes @opencode-ai/plugin declares, against the real `mem`
 // binary ($MEM_BIN) on a copy of the demo tree ($MEM_FIXTURE).
 
-import { test } from "node:test"
+import { after, test } from "node:test"
 import assert from "node:assert/strict"
 import { execFileSync } from "node:child_process"
-import { chmodSync, cpSync, mkdtempSync, writeFileSync } from "node:fs"
+import { chmodSync, cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -15,9 +15,20 @@ assert.ok(MEM && FIXTURE, "set MEM_BIN (the mem binary) and MEM_FIXTURE (fixture
 
 const { MemPlugin } = await import("../dist/index.js")
 
+/** The folders the tests made, removed when they end. */
+const made = []
+after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+/** A new empty folder under the system's temporary folder. */
+function tempDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
+}
+
 /** A copy of the demo project with its own global root and HOME. */
 function project({ trusted = true } = {}) {
-  const top = mkdtempSync(join(tmpdir(), "mem-opencode-"))
+  const top = tempDir("mem-opencode-")
   const work = join(top, "work")
   cpSync(FIXTURE, work, { recursive: true })
   process.env.HOME = join(top, "home")
@@ -159,7 +170,7 @@ test("trust revoked, or a root made after the start, is seen within a second", a
   await sleep(1100)
   assert.ok(!(await system(hooks, "s8"))[0].includes("部署脚本用 pnpm"), "still injected after untrust")
 
-  const empty = mkdtempSync(join(tmpdir(), "mem-opencode-empty-"))
+  const empty = tempDir("mem-opencode-empty-")
   const late = await start(empty)
   assert.deepEqual(await system(late.hooks, "s9", "base"), ["base"])
   mem(empty, "init")
