@@ -161,8 +161,12 @@ pub fn discover(
     Some(Roots { global, project, project_named, notes })
 }
 
+/// `p` from `cwd`, without the `.` of a relative path (`--project .` names
+/// `/repo`, not `/repo/.`, in every message); `..` stays, as a link may
+/// make it mean something else than the folder above.
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
+    let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    joined.components().collect()
 }
 
 #[cfg(test)]
@@ -185,6 +189,21 @@ mod tests {
         let e = env(&[("XDG_CONFIG_HOME", ""), ("HOME", "/h")]);
         assert_eq!(global_dir(&e), Some("/h/.config/mem/memory".into()));
         assert_eq!(global_dir(&env(&[])), None);
+    }
+
+    #[test]
+    fn a_project_named_by_a_relative_path_has_no_dot_in_its_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path().join("repo");
+        std::fs::create_dir_all(cwd.join("sub/.memory")).unwrap();
+        let e = env(&[("MEM_GLOBAL_DIR", "./g")]);
+        // Paths compare equal with or without a `.`: compare their text.
+        let text = |p: &Path| p.as_os_str().to_owned();
+        let roots = discover(&e, &cwd, Some(Path::new("."))).unwrap();
+        assert_eq!(text(&roots.project.unwrap().dir), text(&cwd.join(".memory")));
+        assert_eq!(text(&roots.global.dir), text(&cwd.join("g")));
+        let roots = discover(&e, &cwd, Some(Path::new("./sub/./.memory"))).unwrap();
+        assert_eq!(text(&roots.project.unwrap().dir), text(&cwd.join("sub/.memory")));
     }
 
     #[test]
