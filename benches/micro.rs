@@ -112,6 +112,48 @@ fn main() {
     println!("compile 10,000 memories (12 indexes + ROOT.md): {t:?}");
 
     similarity();
+    #[cfg(feature = "semantic")]
+    vectors_file();
+}
+
+/// Reading a root's `vectors.bin` of 100,000 vectors: what each recall by
+/// meaning paid before the vectors were kept, and what a process that read
+/// the same file already pays (an open and a `stat`).
+#[cfg(feature = "semantic")]
+fn vectors_file() {
+    use mem::semantic::vectors::Vectors;
+    const N: usize = 100_000;
+    const DIMS: usize = 384;
+    let mut v = Vectors { model: "bench".into(), dims: DIMS, ..Vectors::default() };
+    for i in 0..N as u64 {
+        let mut x = vec![0f32; DIMS];
+        x[(i as usize) % DIMS] = 1.0;
+        v.by_key.insert(i, x);
+    }
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    // Each at a new path, so each is read whole; only the read is timed.
+    let mut reads: Vec<Duration> = (0..9)
+        .map(|n| {
+            let root = tmp.path().join(n.to_string());
+            v.save(&root).expect("saved");
+            let t = Instant::now();
+            let count = black_box(Vectors::load(&root, "bench").0.by_key.len());
+            let took = t.elapsed();
+            assert_eq!(count, N, "the benchmark did not do its work");
+            std::fs::remove_dir_all(&root).expect("removed");
+            took
+        })
+        .collect();
+    reads.sort();
+    let first = reads[reads.len() / 2];
+    let root = tmp.path().join("kept");
+    v.save(&root).expect("saved");
+    Vectors::load(&root, "bench");
+    let kept = median(|| Vectors::load(&root, "bench").0.by_key.len(), N);
+    println!(
+        "a vectors file of 100,000 vectors of 384 dimensions: read {first:?}, \
+         again while it is the same file {kept:?}"
+    );
 }
 
 /// The tier's cosines over 100,000 vectors of 384 dimensions (the model's

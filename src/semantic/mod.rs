@@ -50,7 +50,7 @@ pub fn passage(m: &Memory) -> String {
 
 /// The vectors of every selected root, for one model.
 pub struct Known {
-    roots: Vec<(Scope, std::path::PathBuf, Vectors, bool)>,
+    roots: Vec<(Scope, std::path::PathBuf, std::sync::Arc<Vectors>, bool)>,
     pub warnings: Vec<String>,
 }
 
@@ -108,8 +108,9 @@ impl Known {
         let count = made.len();
         for ((scope, key), vector) in keys.into_iter().zip(made) {
             if let Some(root) = self.roots.iter_mut().find(|r| r.0 == scope) {
-                root.2.dims = vector.len();
-                root.2.by_key.insert(key, vector);
+                let vectors = std::sync::Arc::make_mut(&mut root.2);
+                vectors.dims = vector.len();
+                vectors.by_key.insert(key, vector);
                 root.3 = true;
             }
         }
@@ -128,7 +129,7 @@ impl Known {
             }
             let keep: std::collections::HashSet<u64> =
                 current.iter().filter(|m| m.scope == *scope).map(|m| m.content).collect();
-            v.by_key.retain(|k, _| keep.contains(k));
+            std::sync::Arc::make_mut(v).by_key.retain(|k, _| keep.contains(k));
             if let Err(e) = v.save(dir) {
                 failed = Err(e);
             }

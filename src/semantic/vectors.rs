@@ -7,10 +7,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::base::codec::checksum;
 use crate::base::error::Result;
-use crate::store::files::{self, Links};
+use crate::store::files;
+use crate::store::identity::{Parsed, Unread};
 
 const MAGIC: &[u8; 8] = b"MEMVEC01";
 /// What a memory contributes to its vector (see [`super::passage`]);
@@ -23,8 +25,11 @@ pub fn file(root: &Path) -> PathBuf {
     root.join(".cache").join("vectors.bin")
 }
 
+/// The vectors files last read in this process.
+static PARSED: Parsed<Vectors> = Parsed::new();
+
 /// One root's vectors.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Vectors {
     pub model: String,
     pub dims: usize,
@@ -34,21 +39,20 @@ pub struct Vectors {
 impl Vectors {
     /// The vectors stored under `root` for `model`; empty when there are
     /// none, they are another model's, or the file is damaged (a warning
-    /// says so for the last).
-    pub fn load(root: &Path, model: &str) -> (Vectors, Option<String>) {
-        let empty = Vectors { model: model.to_string(), ..Vectors::default() };
+    /// says so for the last). Read once while the file stays the same (a
+    /// running `mem mcp` keeps them between calls).
+    pub fn load(root: &Path, model: &str) -> (Arc<Vectors>, Option<String>) {
+        let empty = || Arc::new(Vectors { model: model.to_string(), ..Vectors::default() });
         let path = file(root);
-        let bytes = match files::read(root, &path, Links::Never, LIMIT) {
-            Ok(b) => b,
-            Err(files::Refusal::Missing) => return (empty, None),
-            Err(why) => {
-                return (empty, Some(format!("{}: {why}; vectors made again", path.display())));
+        match PARSED.read((root, &path), LIMIT, |bytes| decode(bytes).ok_or(())) {
+            Ok(v) if v.model == model => (v, None),
+            Ok(_) | Err(Unread::Refused(files::Refusal::Missing)) => (empty(), None),
+            Err(Unread::Refused(why)) => {
+                (empty(), Some(format!("{}: {why}; vectors made again", path.display())))
             }
-        };
-        match decode(&bytes) {
-            Some(v) if v.model == model => (v, None),
-            Some(_) => (empty, None),
-            None => (empty, Some(format!("{} is damaged; vectors made again", path.display()))),
+            Err(Unread::Unparsed(())) => {
+                (empty(), Some(format!("{} is damaged; vectors made again", path.display())))
+            }
         }
     }
 
@@ -131,6 +135,7 @@ mod tests {
         let (back, warning) = Vectors::load(root, "m1");
         assert_eq!((back.dims, back.by_key.len(), warning), (3, 2, None));
         assert_eq!(back.by_key[&7], [0.6, -0.8, 0.0]);
+        assert!(Arc::ptr_eq(&back, &Vectors::load(root, "m1").0), "the same file: read once");
         // Another model's vectors are not this model's.
         assert!(Vectors::load(root, "m2").0.by_key.is_empty());
         // A vector stretched by hand, checksum and all, is refused.

@@ -11,14 +11,14 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
 use crate::model::consolidation::Consolidation;
 use crate::store::files::{self, Links, Refusal};
-use crate::store::identity::{Identity, identity};
+use crate::store::identity::{Parsed, Unread, identity};
 use crate::store::write::write_atomic;
 
 const FILE: &str = ".state.json";
@@ -88,48 +88,18 @@ pub fn load_shared(root: &Path) -> (Arc<State>, Option<String>) {
     }
 }
 
-/// The state files last parsed in this process, by path and identity: a
-/// process reads the global root's and at most a few projects'.
-type Parsed = Vec<(PathBuf, Identity, Arc<State>)>;
-const KEPT: usize = 8;
-
-static LAST: Mutex<Parsed> = Mutex::new(Vec::new());
+/// The state files last parsed in this process: a process reads the
+/// global root's and at most a few projects'.
+static PARSED: Parsed<State> = Parsed::new();
 
 fn read_shared(root: &Path) -> std::result::Result<Arc<State>, String> {
     let file = path(root);
-    let (open, size) = match files::open(root, &file, Links::Never) {
-        Ok(opened) => opened,
-        Err(Refusal::Missing) => return Ok(Arc::default()),
-        Err(e) => return Err(format!("{}: {e}", file.display())),
-    };
-    let id = identity(&open);
-    if let Some(id) = id
-        && let Some(state) = kept(&file, id)
-    {
-        return Ok(state);
+    match PARSED.read((root, &file), MAX_STATE_BYTES, |bytes| parse(&file, bytes)) {
+        Ok(state) => Ok(state),
+        Err(Unread::Refused(Refusal::Missing)) => Ok(Arc::default()),
+        Err(Unread::Refused(e)) => Err(format!("{}: {e}", file.display())),
+        Err(Unread::Unparsed(why)) => Err(why),
     }
-    let bytes = files::read_open(open, size, MAX_STATE_BYTES)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    let state = Arc::new(parse(&file, &bytes)?);
-    if let Some(id) = id {
-        keep(file, id, Arc::clone(&state));
-    }
-    Ok(state)
-}
-
-/// The state read from the file whose identity is `id`, when kept.
-fn kept(file: &Path, id: Identity) -> Option<Arc<State>> {
-    let last = LAST.lock().unwrap_or_else(|p| p.into_inner());
-    last.iter().find(|(p, i, _)| p == file && *i == id).map(|(_, _, state)| Arc::clone(state))
-}
-
-fn keep(file: PathBuf, id: Identity, state: Arc<State>) {
-    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
-    last.retain(|(p, _, _)| *p != file);
-    if last.len() == KEPT {
-        last.remove(0);
-    }
-    last.push((file, id, state));
 }
 
 fn parse(file: &Path, bytes: &[u8]) -> std::result::Result<State, String> {
@@ -184,7 +154,7 @@ pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Resu
     if let Ok((file, _)) = files::open(root, &path(root), Links::Never)
         && let Some(id) = identity(&file)
     {
-        keep(path(root), id, Arc::new(state));
+        PARSED.put(path(root), id, Arc::new(state));
     }
     drop(lock);
     Ok(warnings)
