@@ -1,31 +1,21 @@
 //! The order the ranker visits a query's matches in: by the most each one's
 //! final score can be, its ceiling. A match is first bounded with its own
 //! pin, trigger and hits and the recency boost at its most (see
-//! [`super::params::most_recency`], [`Stage::Bounded`]), and worked out
-//! exactly only when that bound reaches the top of the heap. So only the
-//! matches that can make the top are worked out, and read.
+//! [`super::params::most_recency`]), and worked out exactly only when that
+//! bound reaches the top of the heap. So only the matches that can make the
+//! top are worked out, and read.
 
 use std::collections::HashSet;
 
 use crate::rank::corpus::{Corpus, token_mask};
 use crate::rank::params::{Params, Signals, Used, most_recency, pinned_and_hits, recency};
 
-/// How far a ceiling has been worked out; a later stage is never above an
-/// earlier one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Stage {
-    /// The memory's own boosts, its recency at the most.
-    Bounded,
-    /// Exactly.
-    Exact,
-}
-
-/// A match and the most its final score can be, ordered by that most, a
-/// later stage first among equals.
+/// A match and the most its final score can be, ordered by that most:
+/// `exact` once worked out (first among equals), else a bound above it.
 pub(super) struct Ceiling {
     pub(super) most: f32,
     pub(super) doc: usize,
-    pub(super) stage: Stage,
+    pub(super) exact: bool,
 }
 
 impl PartialEq for Ceiling {
@@ -46,7 +36,7 @@ impl Ord for Ceiling {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.most
             .total_cmp(&other.most)
-            .then(self.stage.cmp(&other.stage))
+            .then(self.exact.cmp(&other.exact))
             .then(other.doc.cmp(&self.doc))
     }
 }
@@ -83,23 +73,16 @@ impl<'a> Bounds<'a> {
         self.scores[d]
     }
 
-    /// The first ceiling of `d` put on the heap.
+    /// The first ceiling of `d` put on the heap: a bound, or exact when the
+    /// recency boost has no most.
     pub(super) fn first(&self, d: usize) -> Ceiling {
-        let stage = if self.most_recent.is_some() { Stage::Bounded } else { Stage::Exact };
-        self.at(d, stage)
+        Ceiling { most: self.of(d, self.most_recent), doc: d, exact: self.most_recent.is_none() }
     }
 
-    /// The next stage of a ceiling; None once it is exact.
+    /// A bound worked out exactly; None once it is.
     pub(super) fn finer(&self, ceiling: &Ceiling) -> Option<Ceiling> {
-        (ceiling.stage == Stage::Bounded).then(|| self.at(ceiling.doc, Stage::Exact))
-    }
-
-    fn at(&self, d: usize, stage: Stage) -> Ceiling {
-        let most = match stage {
-            Stage::Bounded => self.of(d, self.most_recent),
-            Stage::Exact => self.of(d, None),
-        };
-        Ceiling { most, doc: d, stage }
+        let doc = ceiling.doc;
+        (!ceiling.exact).then(|| Ceiling { most: self.of(doc, None), doc, exact: true })
     }
 
     /// The most the final score of `d` can be, with the recency boost taken
