@@ -130,7 +130,7 @@ impl Known {
             let keep: std::collections::HashSet<u64> =
                 current.iter().filter(|m| m.scope == *scope).map(|m| m.content).collect();
             std::sync::Arc::make_mut(v).by_key.retain(|k, _| keep.contains(k));
-            if let Err(e) = v.save(dir) {
+            if let Err(e) = Vectors::save_kept(v, dir) {
                 failed = Err(e);
             }
             *dirty = false;

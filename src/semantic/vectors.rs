@@ -61,6 +61,16 @@ impl Vectors {
         crate::store::write::write_atomic(root, &file(root), &self.encode())
     }
 
+    /// [`save`](Self::save), and keep them as what the file holds: the next
+    /// [`load`](Self::load) does not read back what was just written. A
+    /// vector depends only on the model and the memory's content, so a file
+    /// another process wrote meanwhile holds the same vector for each key.
+    pub fn save_kept(vectors: &Arc<Vectors>, root: &Path) -> Result<()> {
+        vectors.save(root)?;
+        PARSED.wrote((root, &file(root)), Arc::clone(vectors));
+        Ok(())
+    }
+
     fn encode(&self) -> Vec<u8> {
         let mut keys: Vec<&u64> = self.by_key.keys().collect();
         keys.sort();
@@ -136,6 +146,9 @@ mod tests {
         assert_eq!((back.dims, back.by_key.len(), warning), (3, 2, None));
         assert_eq!(back.by_key[&7], [0.6, -0.8, 0.0]);
         assert!(Arc::ptr_eq(&back, &Vectors::load(root, "m1").0), "the same file: read once");
+        let saved = Arc::new(v.clone());
+        Vectors::save_kept(&saved, root).unwrap();
+        assert!(Arc::ptr_eq(&saved, &Vectors::load(root, "m1").0), "what was written: kept");
         // Another model's vectors are not this model's.
         assert!(Vectors::load(root, "m2").0.by_key.is_empty());
         // A vector stretched by hand, checksum and all, is refused.

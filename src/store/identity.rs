@@ -51,7 +51,7 @@ impl<T> Parsed<T> {
     }
 
     /// What was parsed of `file` while its identity was `id`, if kept.
-    pub fn get(&self, file: &Path, id: Identity) -> Option<Arc<T>> {
+    fn get(&self, file: &Path, id: Identity) -> Option<Arc<T>> {
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         last.iter().find(|(p, i, _)| p == file && *i == id).map(|(_, _, v)| Arc::clone(v))
     }
@@ -78,9 +78,18 @@ impl<T> Parsed<T> {
         Ok(value)
     }
 
-    /// Keep `value`, parsed of `file` while its identity is `id`, in place
-    /// of what was kept of it.
-    pub fn put(&self, file: PathBuf, id: Identity, value: Arc<T>) {
+    /// Keep `value` as what `file` under `root` holds now, having just
+    /// written it there, so the next read need not parse it again. The
+    /// caller makes sure no other writer came between (a lock), or that
+    /// any file there says the same (derived data).
+    pub fn wrote(&self, (root, file): (&Path, &Path), value: Arc<T>) {
+        let id = files::open(root, file, Links::Never).ok().and_then(|(open, _)| identity(&open));
+        if let Some(id) = id {
+            self.put(file.to_path_buf(), id, value);
+        }
+    }
+
+    fn put(&self, file: PathBuf, id: Identity, value: Arc<T>) {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         last.retain(|(p, _, _)| *p != file);
         if last.len() == Self::KEPT {

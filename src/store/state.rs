@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, Result};
 use crate::model::consolidation::Consolidation;
-use crate::store::files::{self, Links, Refusal};
-use crate::store::identity::{Parsed, Unread, identity};
+use crate::store::files::Refusal;
+use crate::store::identity::{Parsed, Unread};
 use crate::store::write::write_atomic;
 
 const FILE: &str = ".state.json";
@@ -149,13 +149,8 @@ pub fn update(root: &Path, now_ms: i64, change: impl FnOnce(&mut State)) -> Resu
     change(&mut state);
     let json = serde_json::to_vec_pretty(&state).map_err(|e| Error::input(e.to_string()))?;
     write_atomic(root, &path(root), &json)?;
-    // Still under the lock, so no other `mem` has written since: the file
-    // now there holds `state`, and a later read need not parse it.
-    if let Ok((file, _)) = files::open(root, &path(root), Links::Never)
-        && let Some(id) = identity(&file)
-    {
-        PARSED.put(path(root), id, Arc::new(state));
-    }
+    // Still under the lock, so no other `mem` has written since.
+    PARSED.wrote((root, &path(root)), Arc::new(state));
     drop(lock);
     Ok(warnings)
 }
