@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::env::Env;
+use crate::rpc;
 
 /// `mem mcp`, running, spoken to one call at a time.
 struct Server {
@@ -50,12 +51,12 @@ impl Server {
                 }
             }
         });
-        let mut server = Server { child, input, replies, next: 1 };
-        server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
-        );
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        // The handshake's `initialize` is request 1.
+        let mut server = Server { child, input, replies, next: 2 };
+        let [initialize, initialized] = rpc::handshake("t");
+        server.send(&initialize);
+        server.reply(1);
+        server.send(&initialized);
         server
     }
 
@@ -68,6 +69,11 @@ impl Server {
         let id = self.next;
         self.next += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.reply(id)
+    }
+
+    /// The reply to request `id` (what comes before it is passed over).
+    fn reply(&mut self, id: u64) -> Value {
         loop {
             let reply = self.replies.recv_timeout(Duration::from_secs(60)).expect("a reply");
             if reply["id"] == id {
